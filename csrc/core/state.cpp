@@ -1,0 +1,38 @@
+#include "core/state.h"
+
+#include "bootstrap/bootstrap.h"
+#include "core/backoff.h"
+#include "core/error.h"
+#include "heap/allocator.h"
+
+namespace pyshmem {
+
+interrupt_hook_t g_interrupt_hook = nullptr;
+
+State::State() = default;
+State::~State() = default;
+
+State& state() {
+  // Leaked on purpose: it must outlive static destructors that may still call into the
+  // runtime (e.g. Python's atexit finalize running late in interpreter shutdown).
+  static State* s = new State();
+  return *s;
+}
+
+void require_init(const char* call) {
+  const State& s = state();
+  if (s.initialized) return;
+  if (s.finalized)
+    fail(PYSHMEM_ERR_NOT_INIT, call, "called after finalize(); the runtime cannot be used again in this process");
+  fail(PYSHMEM_ERR_NOT_INIT, call, "called before init(); call pyshmem.init() first (the Python API does this on first use)");
+}
+
+void require_pe(const char* call, int pe) {
+  const State& s = state();
+  if (pe < 0 || pe >= s.npes)
+    fail(PYSHMEM_ERR_PE_RANGE, call,
+         "PE " + std::to_string(pe) + " is out of range; valid PEs are 0.." + std::to_string(s.npes - 1) +
+             " (n_pes() == " + std::to_string(s.npes) + ")");
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,89 @@
+// core/state.h: the runtime state of one PE (a process-wide singleton).
+//
+// Lower layers (bootstrap, heap, transport) own their pieces; State ties them together
+// so the host API can route every call. Nothing here is thread-safe against concurrent
+// init/finalize; RMA/AMO/wait calls may come from any thread after init.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/env.h"
+
+namespace pyshmem {
+
+class Bootstrap;
+class Allocator;
+struct Transport;
+
+// Layout of the system area at offset 0 of every PE's heap segment. PEs read and write
+// each other's copy, so this layout is an ABI between the PEs of a job (same build).
+struct alignas(64) SysFlag {
+  std::uint64_t value;
+  char pad[56];
+};
+static_assert(sizeof(SysFlag) == 64, "one flag per cache line: no false sharing between rounds");
+
+struct SysArea {
+  static constexpr std::uint64_t kMagic = 0x70797368'6d656d31ULL;  // "pyshmem1"
+  static constexpr int kMaxRounds = 64;                             // log2(PEs) rounds
+  std::uint64_t magic;
+  std::uint64_t pe;
+  char pad0[48];
+  SysFlag barrier[kMaxRounds];  // dissemination barrier: cumulative arrivals per round
+};
+// The user heap starts after the system area, at this offset in every segment.
+constexpr size_t kSysAreaBytes = 64 * 1024;
+static_assert(sizeof(SysArea) <= kSysAreaBytes, "system area overflows its reserved bytes");
+
+// The symmetric heap of this process: one reserved address range with one slot per PE;
+// slot p holds PE p's segment when p is load/store reachable (same node), else stays
+// PROT_NONE. Symmetric address translation is then pure arithmetic:
+//   peer_addr = local_addr + (p - me) * stride.
+struct Heap {
+  char* reservation = nullptr;
+  size_t reservation_len = 0;
+  size_t stride = 0;       // bytes between slots (segment size rounded up to 2 MiB)
+  size_t size = 0;         // bytes of each PE's segment, system area included
+  char* my_base = nullptr; // my segment in my address space
+  std::vector<char*> peer_base;  // per PE: its segment in my address space, or nullptr
+  int memfd = -1;
+
+  char* user_begin() const { return my_base + kSysAreaBytes; }
+  char* user_end() const { return my_base + size; }
+  SysArea* sys(int pe) const { return reinterpret_cast<SysArea*>(peer_base[pe]); }
+};
+
+struct State {
+  Config config{};
+  int pe = -1;
+  int npes = 0;
+  bool initialized = false;
+  bool finalized = false;
+  std::string node_id;             // identifies this PE's node (host + network namespace)
+  std::vector<int> node_of_pe;     // per PE: index of its node, PEs sharing one can load/store
+  std::vector<int> local_pes;      // PEs on my node, ascending
+  std::unique_ptr<Bootstrap> boot;
+  Heap heap;
+  std::unique_ptr<Allocator> alloc;
+  std::vector<const Transport*> route;  // per PE: the transport that reaches it
+  std::uint64_t barrier_epoch = 0;      // completed barriers of this PE
+  std::string job_id;
+
+  State();
+  ~State();
+};
+
+// The process-wide state. Valid before init (pe == -1, not initialized).
+State& state();
+
+// Throws Error(NOT_INIT) naming `call` when the runtime is not initialised or finalised.
+void require_init(const char* call);
+
+// Throws Error(PE_RANGE) naming `call` when pe is outside [0, npes).
+void require_pe(const char* call, int pe);
+
+}  // namespace pyshmem

@@ -1,0 +1,33 @@
+// host/check.h: argument checks shared by the RMA, AMO, signal and wait entry points.
+#pragma once
+
+#include "core/error.h"
+#include "core/state.h"
+#include "host/host.h"
+
+namespace pyshmem {
+
+// Throws unless [addr, addr+nbytes) lies in this PE's symmetric heap. `role` names the
+// argument in the message ("target", "source", "signal", "ivar").
+inline void require_symmetric(const char* call, const char* role, const void* addr, size_t nbytes) {
+  if (is_symmetric(addr, nbytes)) return;
+  const State& s = state();
+  const char* p = static_cast<const char*>(addr);
+  if (p >= s.heap.user_begin() && p < s.heap.user_end())
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         std::string(role) + " range of " + std::to_string(nbytes) + " bytes runs past the end of the symmetric heap");
+  fail(PYSHMEM_ERR_NOT_SYMMETRIC, call,
+       std::string(role) +
+           " is not symmetric memory: allocate it with pyshmem.array/empty/zeros/ones/full/new_array "
+           "(a plain NumPy array exists only on this PE)");
+}
+
+// The common prologue of a one-sided call: initialised, PE in range.
+inline State& rma_prologue(const char* call, int pe) {
+  State& s = state();
+  if (__builtin_expect(!s.initialized, 0)) require_init(call);
+  if (__builtin_expect(pe < 0 || pe >= s.npes, 0)) require_pe(call, pe);
+  return s;
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,158 @@
+// host/init.cpp: bringing a PE up and down.
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "bootstrap/bootstrap.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "heap/allocator.h"
+#include "heap/heap.h"
+#include "host/host.h"
+#include "pyshmem/version.h"
+#include "transport/transport.h"
+
+namespace pyshmem {
+namespace {
+
+std::string random_bytes(size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::getrandom(&out[got], n - got, 0);
+    if (r <= 0) fail_errno("init", "getrandom failed");
+    got += static_cast<size_t>(r);
+  }
+  return out;
+}
+
+std::string to_hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+// A node is a host *and* a network namespace: PEs in different namespaces of one
+// machine are treated as different nodes (how the multi-host tests emulate hosts).
+std::string local_node_id() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  char ns[128] = {};
+  ssize_t n = ::readlink("/proc/self/ns/net", ns, sizeof ns - 1);
+  return std::string(host) + "/" + (n > 0 ? std::string(ns, static_cast<size_t>(n)) : "");
+}
+
+void find_nodes(State& s) {
+  s.node_id = local_node_id();
+  auto ids = s.boot->allgather(s.node_id);
+  std::vector<std::string> uniq;
+  s.node_of_pe.assign(s.npes, 0);
+  for (int p = 0; p < s.npes; ++p) {
+    size_t k = 0;
+    while (k < uniq.size() && uniq[k] != ids[p]) ++k;
+    if (k == uniq.size()) uniq.push_back(ids[p]);
+    s.node_of_pe[p] = static_cast<int>(k);
+  }
+  s.local_pes.clear();
+  for (int p = 0; p < s.npes; ++p)
+    if (s.node_of_pe[p] == s.node_of_pe[s.pe]) s.local_pes.push_back(p);
+}
+
+}  // namespace
+
+void init() {
+  State& s = state();
+  if (s.initialized) return;
+  if (s.finalized)
+    fail(PYSHMEM_ERR_NOT_INIT, "init", "the runtime was finalized in this process and cannot be initialised again");
+  try {
+    s.config = config_from_env();
+    if (s.config.BACKEND != "auto" && s.config.BACKEND != "cpu") {
+      if (s.config.BACKEND == "cuda")
+        fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init",
+             "PYSHMEM_BACKEND=cuda: the CUDA backend is not built yet; use PYSHMEM_BACKEND=cpu (or unset it)");
+      fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_BACKEND='" + s.config.BACKEND + "' must be auto, cpu or cuda");
+    }
+    s.boot = bootstrap_create(s.config);
+    s.pe = s.boot->rank();
+    s.npes = s.boot->size();
+    // PE 0 draws the job's private token: it names the local sockets and authenticates
+    // the fd exchange. It travels only over the authenticated bootstrap.
+    std::string token = s.boot->bcast(s.pe == 0 ? random_bytes(40) : std::string(), 0);
+    s.job_id = to_hex(token.substr(32, 8));
+    token.resize(32);
+    find_nodes(s);
+    heap_create(s);
+    heap_attach_peers(s, token);
+    transport_route_all(s);
+    s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
+    s.barrier_epoch = 0;
+    s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
+    s.initialized = true;
+    log_debug("init: %d PEs, %zu local, heap %zu bytes", s.npes, s.local_pes.size(), s.heap.size);
+  } catch (...) {
+    heap_destroy(s);
+    s.boot.reset();
+    s.pe = -1;
+    s.npes = 0;
+    throw;
+  }
+}
+
+void finalize() {
+  State& s = state();
+  if (!s.initialized) return;
+  barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
+  s.initialized = false;
+  s.finalized = true;
+  heap_destroy(s);
+  s.alloc.reset();
+  s.boot.reset();
+}
+
+bool is_initialized() { return state().initialized; }
+bool is_finalized() { return state().finalized; }
+
+int my_pe() {
+  require_init("my_pe");
+  return state().pe;
+}
+
+int n_pes() {
+  require_init("n_pes");
+  return state().npes;
+}
+
+void global_exit(int status) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // The launcher sees a failing PE and ends the others; no collective is attempted.
+  std::_Exit(status);
+}
+
+std::string describe() {
+  const State& s = state();
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s %d.%d (OpenSHMEM %d.%d)\n", PYSHMEM_VENDOR_STRING, PYSHMEM_VERSION_MAJOR,
+                PYSHMEM_VERSION_MINOR, PYSHMEM_MAJOR_VERSION, PYSHMEM_MINOR_VERSION);
+  std::string out = buf;
+  out += "backend: cpu (host shared memory)\n";
+  if (s.initialized) {
+    out += "PE " + std::to_string(s.pe) + " of " + std::to_string(s.npes) + ", " +
+           std::to_string(s.local_pes.size()) + " on this node (" + s.node_id + ")\n";
+    out += "symmetric heap: " + std::to_string(s.alloc->capacity()) + " bytes per PE, " +
+           std::to_string(s.alloc->bytes_free()) + " free\n";
+  }
+  out += "transports:\n" + transport_describe();
+  return out;
+}
+
+}  // namespace pyshmem

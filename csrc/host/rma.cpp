@@ -1,0 +1,80 @@
+// host/rma.cpp: put/get, contiguous and strided, routed through the PE's transport.
+#include <cstring>
+
+#include "host/check.h"
+#include "transport/transport.h"
+
+namespace pyshmem {
+namespace {
+
+// Bytes spanned by nelems elements at `stride` elements apart.
+size_t strided_extent(size_t nelems, ptrdiff_t stride, size_t elem) {
+  return nelems == 0 ? 0 : ((nelems - 1) * static_cast<size_t>(stride) + 1) * elem;
+}
+
+void check_strides(const char* call, ptrdiff_t tst, ptrdiff_t sst, size_t elem) {
+  if (tst < 1 || sst < 1)
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "strides must be >= 1 element (got tst=" + std::to_string(tst) + ", sst=" + std::to_string(sst) + ")");
+  if (elem == 0) fail(PYSHMEM_ERR_INVALID_ARG, call, "element size must be > 0");
+}
+
+void copy_strided(char* dst, const char* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem) {
+  const size_t tb = static_cast<size_t>(tst) * elem, sb = static_cast<size_t>(sst) * elem;
+  switch (elem) {  // constant sizes let the compiler turn each memcpy into one move
+    case 4:
+      for (size_t i = 0; i < nelems; ++i) std::memcpy(dst + i * tb, src + i * sb, 4);
+      return;
+    case 8:
+      for (size_t i = 0; i < nelems; ++i) std::memcpy(dst + i * tb, src + i * sb, 8);
+      return;
+    default:
+      for (size_t i = 0; i < nelems; ++i) std::memcpy(dst + i * tb, src + i * sb, elem);
+  }
+}
+
+}  // namespace
+
+void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
+  State& s = rma_prologue(call, pe);
+  require_symmetric(call, "target", dest, nbytes);
+  if (nbytes) s.route[pe]->put(s, dest, src, nbytes, pe);
+}
+
+void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
+  State& s = rma_prologue(call, pe);
+  require_symmetric(call, "source", src, nbytes);
+  if (nbytes) s.route[pe]->get(s, dest, src, nbytes, pe);
+}
+
+void iputmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,
+             const char* call) {
+  State& s = rma_prologue(call, pe);
+  check_strides(call, tst, sst, elem);
+  require_symmetric(call, "target", dest, strided_extent(nelems, tst, elem));
+  if (!nelems) return;
+  const Transport* t = s.route[pe];
+  if (t->caps & kCapLoadStore) {
+    copy_strided(static_cast<char*>(sym_ptr(dest, pe, call)), static_cast<const char*>(src), tst, sst, nelems, elem);
+    return;
+  }
+  for (size_t i = 0; i < nelems; ++i)
+    t->put(s, static_cast<char*>(dest) + i * tst * elem, static_cast<const char*>(src) + i * sst * elem, elem, pe);
+}
+
+void igetmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,
+             const char* call) {
+  State& s = rma_prologue(call, pe);
+  check_strides(call, tst, sst, elem);
+  require_symmetric(call, "source", src, strided_extent(nelems, sst, elem));
+  if (!nelems) return;
+  const Transport* t = s.route[pe];
+  if (t->caps & kCapLoadStore) {
+    copy_strided(static_cast<char*>(dest), static_cast<const char*>(sym_ptr(src, pe, call)), tst, sst, nelems, elem);
+    return;
+  }
+  for (size_t i = 0; i < nelems; ++i)
+    t->get(s, static_cast<char*>(dest) + i * tst * elem, static_cast<const char*>(src) + i * sst * elem, elem, pe);
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,45 @@
+// host/signal.cpp: put-with-signal and signal queries.
+#include <atomic>
+
+#include "core/backoff.h"
+#include "host/check.h"
+#include "transport/transport.h"
+
+namespace pyshmem {
+
+void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_addr, uint64_t signal, int sig_op,
+                   int pe, const char* call) {
+  State& s = rma_prologue(call, pe);
+  require_symmetric(call, "target", dest, nbytes);
+  require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
+  if (sig_op != PYSHMEM_SIGNAL_SET && sig_op != PYSHMEM_SIGNAL_ADD)
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "sig_op must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(sig_op) + ")");
+  const Transport* t = s.route[pe];
+  if (nbytes) t->put(s, dest, src, nbytes, pe);
+  t->fence(s);  // the data must be visible before the signal
+  t->amo(s, AmoArgs{sig_op == PYSHMEM_SIGNAL_SET ? PYSHMEM_AMO_SET : PYSHMEM_AMO_ADD, PYSHMEM_UINT64, sig_addr,
+                    &signal, nullptr, nullptr, pe});
+}
+
+uint64_t signal_fetch(const uint64_t* sig_addr, const char* call) {
+  require_init(call);
+  require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
+  return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+}
+
+uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value, const char* call) {
+  require_init(call);
+  require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
+  if (cmp < PYSHMEM_CMP_EQ || cmp > PYSHMEM_CMP_GE)
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "cmp must be one of CMP_EQ/NE/GT/LE/LT/GE (got " + std::to_string(cmp) + ")");
+  const State& s = state();
+  Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+  for (;;) {
+    uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    if (compare(&v, PYSHMEM_UINT64, cmp, &value)) return v;
+    backoff.pause();
+  }
+}
+
+}  // namespace pyshmem

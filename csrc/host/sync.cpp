@@ -1,0 +1,59 @@
+// host/sync.cpp: fence, quiet and the barrier.
+//
+// The barrier is a dissemination barrier over per-round counters in every PE's system
+// area: in round k PE i bumps round-k counter of PE (i + 2^k) mod n and waits until its
+// own round-k counter reaches the number of barriers it has entered. Counters only grow,
+// so nothing is reset between barriers; ceil(log2 n) rounds.
+#include "core/backoff.h"
+#include "host/check.h"
+#include "transport/transport.h"
+
+namespace pyshmem {
+namespace {
+
+void barrier_rounds(State& s) {
+  const uint64_t epoch = ++s.barrier_epoch;
+  if (s.npes == 1) return;
+  SysArea* mine = s.heap.sys(s.pe);
+  const uint64_t one = 1;
+  int round = 0;
+  for (int dist = 1; dist < s.npes; dist <<= 1, ++round) {
+    int to = (s.pe + dist) % s.npes;
+    // Symmetric address of the counter: same offset in every PE's system area.
+    s.route[to]->amo(s, AmoArgs{PYSHMEM_AMO_ADD, PYSHMEM_UINT64, &mine->barrier[round].value, &one, nullptr,
+                                nullptr, to});
+    uint64_t* flag = &mine->barrier[round].value;
+    if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) >= epoch) continue;
+    Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
+  }
+}
+
+}  // namespace
+
+void fence() {
+  State& s = state();
+  if (!s.initialized) require_init("fence");
+  for (const Transport* const* t = kTransports; *t; ++t)
+    if ((*t)->fence) (*t)->fence(s);
+}
+
+void quiet() {
+  State& s = state();
+  if (!s.initialized) require_init("quiet");
+  for (const Transport* const* t = kTransports; *t; ++t)
+    if ((*t)->quiet) (*t)->quiet(s);
+}
+
+void barrier_all(const char* call) {
+  require_init(call);
+  quiet();
+  barrier_rounds(state());
+}
+
+void sync_all(const char* call) {
+  require_init(call);
+  barrier_rounds(state());
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,117 @@
+// host/wait.cpp: wait_until / test and their vector forms (acquire semantics).
+#include <cstring>
+
+#include "core/backoff.h"
+#include "host/check.h"
+
+namespace pyshmem {
+namespace {
+
+template <class T>
+bool cmp_t(T a, int cmp, T b) {
+  switch (cmp) {
+    case PYSHMEM_CMP_EQ: return a == b;
+    case PYSHMEM_CMP_NE: return a != b;
+    case PYSHMEM_CMP_GT: return a > b;
+    case PYSHMEM_CMP_LE: return a <= b;
+    case PYSHMEM_CMP_LT: return a < b;
+    case PYSHMEM_CMP_GE: return a >= b;
+    default: return false;
+  }
+}
+
+template <class T>
+bool cmp_load(const void* ivar, int cmp, const void* value) {
+  T a = __atomic_load_n(static_cast<const T*>(ivar), __ATOMIC_ACQUIRE);
+  T b;
+  std::memcpy(&b, value, sizeof b);
+  return cmp_t(a, cmp, b);
+}
+
+void check_wait_args(const char* call, int dtype, int cmp) {
+  if (cmp < PYSHMEM_CMP_EQ || cmp > PYSHMEM_CMP_GE)
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "cmp must be one of CMP_EQ/NE/GT/LE/LT/GE (got " + std::to_string(cmp) + ")");
+  switch (dtype) {
+    case PYSHMEM_INT16: case PYSHMEM_INT32: case PYSHMEM_INT64:
+    case PYSHMEM_UINT16: case PYSHMEM_UINT32: case PYSHMEM_UINT64:
+      return;
+    default:
+      fail(PYSHMEM_ERR_TYPE, call, "wait/test variables must be 16-, 32- or 64-bit integers");
+  }
+}
+
+}  // namespace
+
+bool compare(const void* a, int dtype, int cmp, const void* b) {
+  switch (dtype) {
+    case PYSHMEM_INT16: return cmp_load<int16_t>(a, cmp, b);
+    case PYSHMEM_INT32: return cmp_load<int32_t>(a, cmp, b);
+    case PYSHMEM_INT64: return cmp_load<int64_t>(a, cmp, b);
+    case PYSHMEM_UINT16: return cmp_load<uint16_t>(a, cmp, b);
+    case PYSHMEM_UINT32: return cmp_load<uint32_t>(a, cmp, b);
+    case PYSHMEM_UINT64: return cmp_load<uint64_t>(a, cmp, b);
+    default: return false;
+  }
+}
+
+bool test(const void* ivar, int dtype, int cmp, const void* value, const char* call) {
+  require_init(call);
+  check_wait_args(call, dtype, cmp);
+  require_symmetric(call, "ivar", ivar, PYSHMEM_DTYPE_SIZE(dtype));
+  return compare(ivar, dtype, cmp, value);
+}
+
+void wait_until(const void* ivar, int dtype, int cmp, const void* value, const char* call) {
+  if (test(ivar, dtype, cmp, value, call)) return;
+  const State& s = state();
+  Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+  while (!compare(ivar, dtype, cmp, value)) backoff.pause();
+}
+
+size_t wait_vector(WaitMode mode, bool blocking, const void* ivars, size_t nelems, const int* status, int dtype,
+                   int cmp, const void* values, bool vector, std::vector<size_t>* indices, const char* call) {
+  require_init(call);
+  check_wait_args(call, dtype, cmp);
+  const size_t elem = PYSHMEM_DTYPE_SIZE(dtype);
+  require_symmetric(call, "ivars", ivars, nelems * elem);
+  const char* base = static_cast<const char*>(ivars);
+  const char* vals = static_cast<const char*>(values);
+  auto ok = [&](size_t i) { return compare(base + i * elem, dtype, cmp, vector ? vals + i * elem : vals); };
+  auto active = [&](size_t i) { return !status || status[i] == 0; };
+  size_t nactive = 0;
+  for (size_t i = 0; i < nelems; ++i) nactive += active(i);
+
+  const State& s = state();
+  Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+  for (;;) {
+    switch (mode) {
+      case kWaitAll: {
+        bool all = true;
+        for (size_t i = 0; i < nelems && all; ++i) all = !active(i) || ok(i);
+        if (all) return 1;
+        break;
+      }
+      case kWaitAny: {
+        if (nactive == 0) return SIZE_MAX;
+        for (size_t i = 0; i < nelems; ++i)
+          if (active(i) && ok(i)) return i;
+        break;
+      }
+      case kWaitSome: {
+        if (nactive == 0) return 0;
+        size_t found = 0;
+        for (size_t i = 0; i < nelems; ++i)
+          if (active(i) && ok(i)) {
+            indices->push_back(i);
+            ++found;
+          }
+        if (found) return found;
+        break;
+      }
+    }
+    if (!blocking) return mode == kWaitAny ? SIZE_MAX : 0;
+    backoff.pause();
+  }
+}
+
+}  // namespace pyshmem

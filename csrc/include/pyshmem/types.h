@@ -1,0 +1,76 @@
+/* pyshmem/types.h: constants and status codes shared by the host API, the device API
+ * and the Python binding. Plain C so that C, C++ and CUDA translation units include it.
+ *
+ * Values of the comparison and signal constants match OpenSHMEM 1.5 / NVSHMEM so that
+ * ported code that passes literal numbers keeps working. */
+#ifndef PYSHMEM_TYPES_H
+#define PYSHMEM_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Comparison operators for wait_until / test / signal_wait_until. */
+enum pyshmem_cmp {
+  PYSHMEM_CMP_EQ = 0,
+  PYSHMEM_CMP_NE = 1,
+  PYSHMEM_CMP_GT = 2,
+  PYSHMEM_CMP_LE = 3,
+  PYSHMEM_CMP_LT = 4,
+  PYSHMEM_CMP_GE = 5
+};
+
+/* Signal update operators for put_signal / signal_op. */
+enum pyshmem_signal_op {
+  PYSHMEM_SIGNAL_SET = 0,
+  PYSHMEM_SIGNAL_ADD = 1
+};
+
+/* Atomic memory operations (the verb set of OpenSHMEM's AMO routines). */
+enum pyshmem_amo_op {
+  PYSHMEM_AMO_FETCH = 0,        /* fetch                      */
+  PYSHMEM_AMO_SET = 1,          /* set                        */
+  PYSHMEM_AMO_SWAP = 2,         /* fetch old, store new       */
+  PYSHMEM_AMO_COMPARE_SWAP = 3, /* store new if old == cond   */
+  PYSHMEM_AMO_ADD = 4,          /* (fetch_)add value          */
+  PYSHMEM_AMO_INC = 5,          /* (fetch_)add 1              */
+  PYSHMEM_AMO_AND = 6,
+  PYSHMEM_AMO_OR = 7,
+  PYSHMEM_AMO_XOR = 8
+};
+
+/* Element types understood by typed host routines (AMO, wait/test).
+ * Encoded as kind * 16 + size in bytes so the size is `code & 15`. */
+enum pyshmem_dtype {
+  PYSHMEM_INT8 = 0x01, PYSHMEM_INT16 = 0x02, PYSHMEM_INT32 = 0x04, PYSHMEM_INT64 = 0x08,
+  PYSHMEM_UINT8 = 0x11, PYSHMEM_UINT16 = 0x12, PYSHMEM_UINT32 = 0x14, PYSHMEM_UINT64 = 0x18,
+  PYSHMEM_FLOAT32 = 0x24, PYSHMEM_FLOAT64 = 0x28
+};
+#define PYSHMEM_DTYPE_SIZE(code) ((size_t)((code) & 15))
+
+/* Status codes returned by the C ABI. 0 is success; each error maps to one Python
+ * exception type in the binding (see csrc/python/errors.cpp). */
+enum pyshmem_status {
+  PYSHMEM_SUCCESS = 0,
+  PYSHMEM_ERR_INVALID_ARG = 1,  /* ValueError         */
+  PYSHMEM_ERR_PE_RANGE = 2,     /* ValueError         */
+  PYSHMEM_ERR_NOT_SYMMETRIC = 3,/* ValueError         */
+  PYSHMEM_ERR_TYPE = 4,         /* TypeError          */
+  PYSHMEM_ERR_NOMEM = 5,        /* MemoryError        */
+  PYSHMEM_ERR_NOT_INIT = 6,     /* RuntimeError       */
+  PYSHMEM_ERR_BOOTSTRAP = 7,    /* ConnectionError    */
+  PYSHMEM_ERR_SYSTEM = 8,       /* OSError            */
+  PYSHMEM_ERR_NOT_IMPLEMENTED = 9, /* NotImplementedError */
+  PYSHMEM_ERR_TIMEOUT = 10,     /* TimeoutError       */
+  PYSHMEM_ERR_MISMATCH = 11,    /* RuntimeError: PEs disagree in a collective call */
+  PYSHMEM_ERR_INTERRUPTED = 12, /* a wait was interrupted (Python: the pending signal's exception) */
+  PYSHMEM_ERR_INTERNAL = 13     /* RuntimeError       */
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PYSHMEM_TYPES_H */

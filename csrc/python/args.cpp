@@ -1,0 +1,283 @@
+#include "python/args.h"
+
+#include <cstring>
+
+#include "core/state.h"
+#include "python/errors.h"
+#include "pyshmem/types.h"
+
+namespace pyshmem {
+namespace py {
+
+PyObject* g_default_ctx = nullptr;  // set by pyshmem/ctx.py through _C._set_default_ctx
+
+std::string where(const char* call) {
+  const State& s = state();
+  std::string w = call;
+  if (s.pe >= 0) w += " on PE " + std::to_string(s.pe);
+  return w + ": ";
+}
+
+bool raise(PyObject* exc, const char* call, const std::string& msg) {
+  PyErr_SetString(exc, (where(call) + msg).c_str());
+  return false;
+}
+
+bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* const* names,
+                int n, int nrequired, PyObject** out) {
+  for (int i = 0; i < n; ++i) out[i] = nullptr;
+  if (nargs > n) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname, n, nargs);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
+  if (kwnames) {
+    Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nk; ++k) {
+      const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+      if (!key) return false;
+      int slot = -1;
+      for (int i = 0; i < n; ++i)
+        if (std::strcmp(key, names[i]) == 0) slot = i;
+      if (slot < 0) {
+        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", fname, key);
+        return false;
+      }
+      if (out[slot]) {
+        PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, key);
+        return false;
+      }
+      out[slot] = args[nargs + k];
+    }
+  }
+  for (int i = 0; i < nrequired; ++i)
+    if (!out[i]) {
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)", fname, names[i], i + 1);
+      return false;
+    }
+  for (int i = 0; i < n; ++i)
+    if (out[i] == Py_None) out[i] = nullptr;
+  return true;
+}
+
+namespace {
+
+void classify(Buffer* b) {
+  const char* f = b->view.format ? b->view.format : "B";
+  b->native = true;
+  while (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!') {
+    if ((*f == '>' || *f == '!') && PY_BIG_ENDIAN == 0) b->native = false;
+    if (*f == '<' && PY_BIG_ENDIAN) b->native = false;
+    ++f;
+  }
+  b->format = f;
+  b->kind = 'V';
+  if (std::strlen(f) == 1) {
+    if (std::strchr("bhilqn", *f)) b->kind = 'i';
+    else if (std::strchr("BHILQN", *f)) b->kind = 'u';
+    else if (std::strchr("efdg", *f)) b->kind = 'f';
+    else if (*f == '?') b->kind = 'b';
+    else if (*f == 'c') b->kind = 'u';
+  } else if (f[0] == 'Z' && std::strlen(f) == 2 && std::strchr("fdg", f[1])) {
+    b->kind = 'c';
+  }
+}
+
+}  // namespace
+
+bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out) {
+  if (!obj) return raise(PyExc_TypeError, call, std::string(role) + " is required");
+  if (PyObject_GetBuffer(obj, &out->view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string(role) + " must be a NumPy array (or another buffer), not " + Py_TYPE(obj)->tp_name);
+  }
+  out->held = true;
+  if (writable && out->view.readonly)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 std::string(role) + " is read-only; it is written by this call");
+  classify(out);
+  out->itemsize = out->view.itemsize > 0 ? out->view.itemsize : 1;
+  out->nelems = out->view.len / out->itemsize;
+  out->contiguous = PyBuffer_IsContiguous(&out->view, 'A');
+  out->stride = out->view.ndim == 1 && out->view.strides ? out->view.strides[0]
+                                                         : (out->view.ndim == 0 ? out->itemsize : 0);
+  if (out->contiguous) out->stride = out->itemsize;
+  return true;
+}
+
+std::string type_name(const Buffer& b) {
+  std::string bits = std::to_string(b.itemsize * 8);
+  switch (b.kind) {
+    case 'i': return "int" + bits;
+    case 'u': return "uint" + bits;
+    case 'f': return "float" + bits;
+    case 'c': return "complex" + bits;
+    case 'b': return "bool";
+    default: return "'" + b.format + "' (" + std::to_string(b.itemsize) + " bytes)";
+  }
+}
+
+bool same_type(const char* call, const Buffer& a, const char* a_role, const Buffer& b, const char* b_role) {
+  bool same = a.itemsize == b.itemsize && a.kind == b.kind && (a.kind != 'V' || a.format == b.format);
+  if (same) return true;
+  return raise(error_class(PYSHMEM_ERR_TYPE), call,
+               std::string("dtype mismatch: ") + a_role + " is " + type_name(a) + " but " + b_role + " is " +
+                   type_name(b) + "; convert one with .astype()");
+}
+
+int dtype_code(const Buffer& b) {
+  if (!b.native) return 0;
+  if (b.kind == 'i' || b.kind == 'u') {
+    int sz = static_cast<int>(b.itemsize);
+    if (sz != 1 && sz != 2 && sz != 4 && sz != 8) return 0;
+    return (b.kind == 'u' ? 0x10 : 0) | sz;
+  }
+  if (b.kind == 'f' && b.itemsize == 4) return PYSHMEM_FLOAT32;
+  if (b.kind == 'f' && b.itemsize == 8) return PYSHMEM_FLOAT64;
+  return 0;
+}
+
+bool parse_int(const char* call, const char* role, PyObject* obj, long long* out) {
+  if (!obj) return raise(PyExc_TypeError, call, std::string(role) + " is required");
+  PyObject* idx = PyNumber_Index(obj);
+  if (!idx) {
+    PyErr_Clear();
+    return raise(PyExc_TypeError, call, std::string(role) + " must be an integer, not " + Py_TYPE(obj)->tp_name);
+  }
+  int overflow = 0;
+  *out = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  Py_DECREF(idx);
+  if (overflow) return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, std::string(role) + " is out of range");
+  return true;
+}
+
+bool parse_pe(const char* call, PyObject* obj, int* out) {
+  long long v;
+  if (PyLong_CheckExact(obj)) {
+    int overflow = 0;
+    v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow) v = -1;
+  } else if (!parse_int(call, "pe", obj, &v)) {
+    return false;
+  }
+  const State& s = state();
+  if (s.initialized && (v < 0 || v >= s.npes))
+    return raise(error_class(PYSHMEM_ERR_PE_RANGE), call,
+                 "PE " + std::to_string(v) + " is out of range; valid PEs are 0.." + std::to_string(s.npes - 1) +
+                     " (n_pes() == " + std::to_string(s.npes) + ")");
+  *out = static_cast<int>(v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v));
+  return true;
+}
+
+bool parse_size(const char* call, PyObject* obj, Py_ssize_t* out) {
+  *out = -1;
+  if (!obj) return true;
+  long long v;
+  if (!parse_int(call, "size", obj, &v)) return false;
+  if (v < 0) return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, "size must be >= 0 (got " + std::to_string(v) + ")");
+  *out = static_cast<Py_ssize_t>(v);
+  return true;
+}
+
+bool to_element(const char* call, const char* role, PyObject* obj, int code, void* out) {
+  if (!obj) return raise(PyExc_TypeError, call, std::string(role) + " is required");
+  if (code == PYSHMEM_FLOAT32 || code == PYSHMEM_FLOAT64) {
+    double d = PyFloat_AsDouble(obj);
+    if (d == -1.0 && PyErr_Occurred()) return false;
+    if (code == PYSHMEM_FLOAT32) {
+      float f = static_cast<float>(d);
+      std::memcpy(out, &f, sizeof f);
+    } else {
+      std::memcpy(out, &d, sizeof d);
+    }
+    return true;
+  }
+  PyObject* idx = PyNumber_Index(obj);
+  if (!idx) {
+    PyErr_Clear();
+    return raise(PyExc_TypeError, call, std::string(role) + " must be an integer for an integer array, not " +
+                                            Py_TYPE(obj)->tp_name);
+  }
+  const size_t size = PYSHMEM_DTYPE_SIZE(code);
+  const bool is_unsigned = code & 0x10;
+  bool fits;
+  unsigned long long u = 0;
+  long long s = 0;
+  if (is_unsigned) {
+    u = PyLong_AsUnsignedLongLong(idx);
+    fits = !(u == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+    if (fits && size < 8) fits = u < (1ull << (size * 8));
+  } else {
+    int overflow = 0;
+    s = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    fits = !overflow && !(s == -1 && PyErr_Occurred());
+    if (fits && size < 8) {
+      long long lim = 1ll << (size * 8 - 1);
+      fits = s >= -lim && s < lim;
+    }
+  }
+  Py_DECREF(idx);
+  if (!fits) {
+    PyErr_Clear();
+    return raise(PyExc_OverflowError, call,
+                 std::string(role) + " does not fit in the array's element type");
+  }
+  if (is_unsigned) std::memcpy(out, &u, size);  // little-endian: low bytes first
+  else std::memcpy(out, &s, size);
+  return true;
+}
+
+PyObject* from_element(int code, const void* p) {
+  switch (code) {
+    case PYSHMEM_INT8: return PyLong_FromLong(*static_cast<const int8_t*>(p));
+    case PYSHMEM_INT16: return PyLong_FromLong(*static_cast<const int16_t*>(p));
+    case PYSHMEM_INT32: return PyLong_FromLong(*static_cast<const int32_t*>(p));
+    case PYSHMEM_INT64: return PyLong_FromLongLong(*static_cast<const int64_t*>(p));
+    case PYSHMEM_UINT8: return PyLong_FromUnsignedLong(*static_cast<const uint8_t*>(p));
+    case PYSHMEM_UINT16: return PyLong_FromUnsignedLong(*static_cast<const uint16_t*>(p));
+    case PYSHMEM_UINT32: return PyLong_FromUnsignedLong(*static_cast<const uint32_t*>(p));
+    case PYSHMEM_UINT64: return PyLong_FromUnsignedLongLong(*static_cast<const uint64_t*>(p));
+    case PYSHMEM_FLOAT32: return PyFloat_FromDouble(*static_cast<const float*>(p));
+    case PYSHMEM_FLOAT64: return PyFloat_FromDouble(*static_cast<const double*>(p));
+    default: Py_RETURN_NONE;
+  }
+}
+
+bool parse_cmp(const char* call, PyObject* obj, int* out) {
+  if (!obj) return raise(PyExc_TypeError, call, "cmp is required");
+  if (PyUnicode_Check(obj)) {
+    static const struct { const char* text; int cmp; } table[] = {
+        {"==", PYSHMEM_CMP_EQ}, {"!=", PYSHMEM_CMP_NE}, {">", PYSHMEM_CMP_GT}, {"<=", PYSHMEM_CMP_LE},
+        {"<", PYSHMEM_CMP_LT},  {">=", PYSHMEM_CMP_GE}, {"eq", PYSHMEM_CMP_EQ}, {"ne", PYSHMEM_CMP_NE},
+        {"gt", PYSHMEM_CMP_GT}, {"le", PYSHMEM_CMP_LE}, {"lt", PYSHMEM_CMP_LT}, {"ge", PYSHMEM_CMP_GE}};
+    const char* t = PyUnicode_AsUTF8(obj);
+    if (!t) return false;
+    for (const auto& e : table)
+      if (strcasecmp(t, e.text) == 0) {
+        *out = e.cmp;
+        return true;
+      }
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 std::string("unknown comparison '") + t + "'; use CMP.EQ/NE/GT/LE/LT/GE or '==', '!=', '>', '<=', '<', '>='");
+  }
+  long long v;
+  if (!parse_int(call, "cmp", obj, &v)) return false;
+  if (v < PYSHMEM_CMP_EQ || v > PYSHMEM_CMP_GE)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 "cmp=" + std::to_string(v) + " is not a comparison; use CMP.EQ/NE/GT/LE/LT/GE");
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool check_ctx(const char* call, PyObject* ctx) {
+  if (!ctx || ctx == g_default_ctx) return true;
+  // A copy of the default context (Ctx(CTX_DEFAULT)) is truthy and of the same class.
+  if (g_default_ctx && Py_TYPE(ctx) == Py_TYPE(g_default_ctx) && PyObject_IsTrue(ctx) == 1) return true;
+  return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
+               std::string("ctx=") + Py_TYPE(ctx)->tp_name +
+                   ": only ctx=None and CTX_DEFAULT exist so far (contexts arrive with teams)");
+}
+
+}  // namespace py
+}  // namespace pyshmem

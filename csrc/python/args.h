@@ -1,0 +1,82 @@
+// python/args.h: argument parsing and buffer access for the fast-path functions.
+//
+// The hot functions (put/get/atomics/waits) are plain METH_FASTCALL functions rather
+// than pybind11 wrappers: a call from Python then costs tens of nanoseconds instead of
+// hundreds, which is most of an 8-byte put on shared memory.
+#pragma once
+
+#include <Python.h>
+
+#include <cstdint>
+#include <string>
+
+namespace pyshmem {
+namespace py {
+
+// Maps positional + keyword arguments onto `out` (size n, names in `names`). Missing
+// optional arguments stay NULL. Returns false with TypeError set on bad calls.
+bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* const* names,
+                int n, int nrequired, PyObject** out);
+
+// Element kinds as in NumPy: 'i' signed, 'u' unsigned, 'f' float, 'c' complex, 'b' bool,
+// 'V' anything else (compared by exact format string).
+struct Buffer {
+  Py_buffer view{};
+  bool held = false;
+  char kind = 'V';
+  Py_ssize_t itemsize = 1;
+  Py_ssize_t nelems = 0;
+  bool contiguous = false;  // C or Fortran contiguous: elements are the bytes in order
+  Py_ssize_t stride = 0;    // for a 1-D view: byte stride between elements
+  bool native = true;       // native byte order
+  std::string format;
+
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (held) PyBuffer_Release(&view);
+  }
+  char* data() const { return static_cast<char*>(view.buf); }
+  // Strided 1-D view with a positive stride that is a multiple of the item size.
+  bool strided_1d() const { return view.ndim == 1 && stride > 0 && stride % itemsize == 0; }
+};
+
+// Gets a buffer from `obj`. `writable`: the caller will write into it (read-only views
+// are rejected with a message naming `role`). Returns false with an exception set.
+bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out);
+
+// Same element type? Sets TypeError naming both when not.
+bool same_type(const char* call, const Buffer& a, const char* a_role, const Buffer& b, const char* b_role);
+
+// "int32", "float64", ... for messages.
+std::string type_name(const Buffer& b);
+
+// pyshmem_dtype code of an integer/float buffer, or 0 when it has none.
+int dtype_code(const Buffer& b);
+
+// Reads optional `size` (element count) argument; -1 when None/NULL.
+bool parse_size(const char* call, PyObject* obj, Py_ssize_t* out);
+bool parse_int(const char* call, const char* role, PyObject* obj, long long* out);
+bool parse_pe(const char* call, PyObject* obj, int* out);
+
+// Converts a Python number to one element of dtype `code`, range-checked, into out (8 bytes).
+bool to_element(const char* call, const char* role, PyObject* obj, int code, void* out);
+// Converts one element of dtype `code` to a Python int/float.
+PyObject* from_element(int code, const void* p);
+
+// Accepts CMP members/ints (0..5) and strings ('==', 'eq', 'NE', ...).
+bool parse_cmp(const char* call, PyObject* obj, int* out);
+
+// ctx: None or CTX_DEFAULT-like objects are accepted; anything else is rejected until
+// contexts are built. Returns false with an exception set.
+bool check_ctx(const char* call, PyObject* ctx);
+
+// Prefix "<call> on PE <n>: " for messages raised from the binding.
+std::string where(const char* call);
+
+// Raises `exc` with where(call) + msg; returns false for chaining.
+bool raise(PyObject* exc, const char* call, const std::string& msg);
+
+}  // namespace py
+}  // namespace pyshmem

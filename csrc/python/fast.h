@@ -1,0 +1,22 @@
+// python/fast.h: shared declarations of the METH_FASTCALL entry points.
+#pragma once
+
+#include <Python.h>
+
+namespace pyshmem {
+namespace py {
+
+// Initialises the runtime on first use (calls pyshmem's Python-level init so atexit
+// and excepthook handling are installed). Returns false with an exception set.
+bool ensure_init();
+
+// Copies of at least this many bytes run with the GIL released.
+constexpr Py_ssize_t kReleaseGilBytes = 64 * 1024;
+
+// Method tables, terminated by a zeroed entry.
+extern PyMethodDef kRmaMethods[];
+extern PyMethodDef kAmoMethods[];
+extern PyMethodDef kSyncMethods[];
+
+}  // namespace py
+}  // namespace pyshmem

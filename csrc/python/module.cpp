@@ -1,0 +1,122 @@
+// python/module.cpp: the pyshmem._C extension module.
+//
+// Setup, memory and query functions are pybind11 bindings; the hot one-sided calls are
+// METH_FASTCALL functions from rma_bind/amo_bind/sync_bind added to the same module.
+// Only pyshmem/_lib.py imports this module.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "core/env.h"
+#include "core/state.h"
+#include "host/host.h"
+#include "python/errors.h"
+#include "python/fast.h"
+#include "pyshmem/version.h"
+#include "transport/transport.h"
+
+namespace pybind = pybind11;
+
+namespace pyshmem {
+namespace py {
+
+extern PyObject* g_default_ctx;
+static PyObject* g_auto_init = nullptr;
+
+bool ensure_init() {
+  if (state().initialized) return true;
+  if (g_auto_init) {
+    PyObject* r = PyObject_CallNoArgs(g_auto_init);
+    if (!r) return false;
+    Py_DECREF(r);
+    return true;
+  }
+  return run_guarded([] { require_init("pyshmem"); });
+}
+
+}  // namespace py
+}  // namespace pyshmem
+
+using namespace pyshmem;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "pyshmem compiled core (internal: use the pyshmem package)";
+  if (!py::errors_register(m.ptr())) throw pybind::error_already_set();
+  py::install_interrupt_hook();
+  pybind::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::set_error(e);
+    } catch (const py::PythonErrorAlreadySet&) {
+      // the Python error is already set by the interrupt hook
+    }
+  });
+  for (PyMethodDef* table : {py::kRmaMethods, py::kAmoMethods, py::kSyncMethods})
+    if (PyModule_AddFunctions(m.ptr(), table) != 0) throw pybind::error_already_set();
+
+  m.attr("VERSION") = pybind::make_tuple(PYSHMEM_VERSION_MAJOR, PYSHMEM_VERSION_MINOR, PYSHMEM_VERSION_PATCH);
+  m.attr("SPEC_VERSION") = pybind::make_tuple(PYSHMEM_MAJOR_VERSION, PYSHMEM_MINOR_VERSION);
+  m.attr("VENDOR_STRING") = PYSHMEM_VENDOR_STRING;
+  m.attr("CMP_EQ") = int(PYSHMEM_CMP_EQ);
+  m.attr("CMP_NE") = int(PYSHMEM_CMP_NE);
+  m.attr("CMP_GT") = int(PYSHMEM_CMP_GT);
+  m.attr("CMP_LE") = int(PYSHMEM_CMP_LE);
+  m.attr("CMP_LT") = int(PYSHMEM_CMP_LT);
+  m.attr("CMP_GE") = int(PYSHMEM_CMP_GE);
+  m.attr("SIGNAL_SET") = int(PYSHMEM_SIGNAL_SET);
+  m.attr("SIGNAL_ADD") = int(PYSHMEM_SIGNAL_ADD);
+  m.attr("SYS_AREA_BYTES") = kSysAreaBytes;
+
+  m.def("_set_default_ctx", [](pybind::object ctx) {
+    Py_XDECREF(py::g_default_ctx);
+    py::g_default_ctx = ctx.inc_ref().ptr();
+  });
+  m.def("_set_auto_init", [](pybind::object fn) {
+    Py_XDECREF(py::g_auto_init);
+    py::g_auto_init = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  });
+
+  m.def("init", [] { pyshmem::init(); }, pybind::call_guard<pybind::gil_scoped_release>(),
+        "Collective: start this PE (reads the PYSHMEM_* variables set by shmemrun).");
+  m.def("finalize", [] { pyshmem::finalize(); }, pybind::call_guard<pybind::gil_scoped_release>(),
+        "Collective: barrier, then release the heap.");
+  m.def("initialized", &is_initialized);
+  m.def("finalized", &is_finalized);
+  m.def("my_pe", &my_pe);
+  m.def("n_pes", &n_pes);
+  m.def("global_exit", [](int status) { global_exit(status); });
+  m.def("describe", &describe);
+  m.def("transports", &transport_describe);
+  m.def("env_table", [] {
+    pybind::list rows;
+    for (const auto& v : env_table())
+      rows.append(pybind::dict(pybind::arg("name") = v.name, pybind::arg("type") = v.type,
+                               pybind::arg("default") = v.default_value, pybind::arg("help") = v.help,
+                               pybind::arg("is_set") = v.is_set, pybind::arg("value") = v.value));
+    return rows;
+  });
+  m.def("config_check", [] { config_from_env(); }, "Parse every PYSHMEM_* variable; raises on a bad value.");
+
+  m.def("malloc", [](size_t size, size_t align, bool clear, const char* call) {
+          return reinterpret_cast<uintptr_t>(sym_malloc(size, align, clear, call));
+        },
+        pybind::arg("size"), pybind::arg("align"), pybind::arg("clear"), pybind::arg("call"),
+        pybind::call_guard<pybind::gil_scoped_release>(), "Collective symmetric allocation; returns the address.");
+  m.def("free", [](uintptr_t addr, const char* call) { sym_free(reinterpret_cast<void*>(addr), call); },
+        pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("heap_range", [] {
+    require_init("pyshmem.heap_range");
+    const Heap& h = state().heap;
+    return pybind::make_tuple(reinterpret_cast<uintptr_t>(h.user_begin()), reinterpret_cast<uintptr_t>(h.user_end()));
+  });
+  m.def("is_symmetric", [](uintptr_t addr, size_t n) { return is_symmetric(reinterpret_cast<void*>(addr), n); });
+  m.def("ptr", [](uintptr_t addr, int pe, const char* call) -> pybind::object {
+    void* p = sym_ptr(reinterpret_cast<void*>(addr), pe, call);
+    if (!p) return pybind::none();
+    return pybind::int_(reinterpret_cast<uintptr_t>(p));
+  });
+  m.def("pe_accessible", &pe_accessible);
+  m.def("addr_accessible", [](uintptr_t addr, int pe) { return addr_accessible(reinterpret_cast<void*>(addr), pe); });
+  m.def("bytes_free", &sym_bytes_free);
+  m.def("capacity", &sym_capacity);
+}

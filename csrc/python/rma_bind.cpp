@@ -1,0 +1,162 @@
+// python/rma_bind.cpp: put/get/iput/iget(+_nbi) and put_signal(+_nbi) from NumPy arrays.
+//
+// Argument order and keywords follow shmem4py: (target, source, pe, size=None, ctx=None)
+// and iput/iget(target, source, pe, tst=1, sst=1, size=None, ctx=None). `size` counts
+// elements. Contiguous arrays (C or Fortran order) are copied as their flat memory;
+// 1-D strided views (a[::2]) are accepted on either side and moved element-wise.
+#include <algorithm>
+
+#include "host/host.h"
+#include "python/args.h"
+#include "python/errors.h"
+#include "python/fast.h"
+
+namespace pyshmem {
+namespace py {
+namespace {
+
+enum RmaKind { kPut, kGet };
+
+Py_ssize_t ceil_div(Py_ssize_t a, Py_ssize_t b) { return (a + b - 1) / b; }
+
+// Element stride of a buffer in elements (1 when contiguous), 0 when not usable.
+Py_ssize_t elem_stride(const Buffer& b) {
+  if (b.contiguous) return 1;
+  if (b.strided_1d()) return b.stride / b.itemsize;
+  return 0;
+}
+
+template <class F>
+bool run_maybe_nogil(Py_ssize_t bytes, F&& f) {
+  if (bytes < kReleaseGilBytes) return run_guarded(f);
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS ok = run_guarded(f);
+  Py_END_ALLOW_THREADS return ok;
+}
+
+// Shared by every RMA entry point. `strided`: the call takes tst/sst.
+PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, PyObject* const* args, Py_ssize_t nargs,
+              PyObject* kwnames) {
+  static const char* const plain[] = {"target", "source", "pe", "size", "ctx"};
+  static const char* const istr[] = {"target", "source", "pe", "tst", "sst", "size", "ctx"};
+  static const char* const sig[] = {"target", "source", "pe", "signal", "value", "sigop", "size", "ctx"};
+  PyObject* a[8];
+  const char* const* names = with_signal ? sig : (strided ? istr : plain);
+  const int n = with_signal ? 8 : (strided ? 7 : 5);
+  const int nreq = with_signal ? 6 : 3;
+  if (!parse_args(call + 8, args, nargs, kwnames, names, n, nreq, a)) return nullptr;
+  if (!ensure_init()) return nullptr;
+  PyObject* size_obj = a[n - 2];
+  PyObject* ctx = a[n - 1];
+  Buffer t, s;
+  int pe;
+  Py_ssize_t size;
+  if (!get_buffer(call, "target", a[0], true, &t) || !get_buffer(call, "source", a[1], false, &s) ||
+      !parse_pe(call, a[2], &pe) || !parse_size(call, size_obj, &size) || !check_ctx(call, ctx) ||
+      !same_type(call, t, "target", s, "source"))
+    return nullptr;
+  long long tst = 1, sst = 1;
+  if (strided) {
+    if ((a[3] && !parse_int(call, "tst", a[3], &tst)) || (a[4] && !parse_int(call, "sst", a[4], &sst))) return nullptr;
+    if (tst < 1 || sst < 1)
+      return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                   "tst and sst must be >= 1 (got tst=" + std::to_string(tst) + ", sst=" + std::to_string(sst) + ")"),
+             nullptr;
+  }
+  const Py_ssize_t tmax = ceil_div(t.nelems, tst), smax = ceil_div(s.nelems, sst);
+  if (size < 0) size = std::min(tmax, smax);
+  if (size > tmax || size > smax)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 "size=" + std::to_string(size) + " elements exceeds the " +
+                     (size > tmax ? "target (" + std::to_string(tmax) : "source (" + std::to_string(smax)) +
+                     " elements" + (strided ? " at this stride" : "") + ")"),
+           nullptr;
+  const Py_ssize_t ts = elem_stride(t), ss = elem_stride(s);
+  if (!ts || !ss)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 std::string(!ts ? "target" : "source") +
+                     " is not contiguous (nor a 1-D strided view); pass np.ascontiguousarray(x) or use iput/iget"),
+           nullptr;
+
+  uint64_t sigval = 0;
+  int sigop = 0;
+  Buffer sigbuf;
+  if (with_signal) {
+    long long op;
+    if (!get_buffer(call, "signal", a[3], true, &sigbuf) || !to_element(call, "value", a[4], PYSHMEM_UINT64, &sigval) ||
+        !parse_int(call, "sigop", a[5], &op))
+      return nullptr;
+    if (sigbuf.nelems != 1 || sigbuf.itemsize != 8 || sigbuf.kind != 'u')
+      return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                   "signal must be a 1-element uint64 symmetric array (use pyshmem.new_signal())"),
+             nullptr;
+    sigop = static_cast<int>(op);
+  }
+
+  const size_t elem = static_cast<size_t>(t.itemsize);
+  const size_t nbytes = static_cast<size_t>(size) * elem;
+  const bool flat = ts * tst == 1 && ss * sst == 1;
+  char* td = t.data();
+  char* sd = s.data();
+  bool ok = run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] {
+    if (with_signal && flat) {
+      putmem_signal(td, sd, nbytes, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
+    } else if (with_signal) {
+      iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
+      putmem_signal(td, sd, 0, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
+    } else if (flat) {
+      kind == kPut ? putmem(td, sd, nbytes, pe, call) : getmem(td, sd, nbytes, pe, call);
+    } else if (kind == kPut) {
+      iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
+    } else {
+      igetmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
+    }
+  });
+  if (!ok) return nullptr;
+  Py_RETURN_NONE;
+}
+
+#define RMA_FN(fname, kind, strided, sig)                                                           \
+  PyObject* py_##fname(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {    \
+    return rma("pyshmem." #fname, kind, strided, sig, args, nargs, kwnames);                        \
+  }
+RMA_FN(put, kPut, false, false)
+RMA_FN(get, kGet, false, false)
+RMA_FN(put_nbi, kPut, false, false)
+RMA_FN(get_nbi, kGet, false, false)
+RMA_FN(iput, kPut, true, false)
+RMA_FN(iget, kGet, true, false)
+RMA_FN(put_signal, kPut, false, true)
+RMA_FN(put_signal_nbi, kPut, false, true)
+#undef RMA_FN
+
+#define DEF(fname, doc) \
+  {#fname, reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(py_##fname)), METH_FASTCALL | METH_KEYWORDS, doc}
+
+}  // namespace
+
+PyMethodDef kRmaMethods[] = {
+    DEF(put, "put(target, source, pe, size=None, ctx=None)\n--\n\n"
+             "Copy `size` elements (default: as many as both hold) of local `source` into symmetric `target` on PE `pe`.\n\n"
+             "Returns when `source` may be reused; the data is visible on `pe` after quiet() (or a barrier).\n"
+             "Raises ValueError (PE out of range, target not symmetric, size too large, read-only target),\n"
+             "TypeError (dtype mismatch)."),
+    DEF(get, "get(target, source, pe, size=None, ctx=None)\n--\n\n"
+             "Copy `size` elements of symmetric `source` on PE `pe` into local `target`. Complete on return."),
+    DEF(put_nbi, "put_nbi(target, source, pe, size=None, ctx=None)\n--\n\n"
+                 "Non-blocking put: `source` may be reused and the data is visible after quiet()."),
+    DEF(get_nbi, "get_nbi(target, source, pe, size=None, ctx=None)\n--\n\n"
+                 "Non-blocking get: `target` holds the data after quiet()."),
+    DEF(iput, "iput(target, source, pe, tst=1, sst=1, size=None, ctx=None)\n--\n\n"
+              "Strided put: element i of `source` at stride `sst` goes to element i of `target` at stride `tst` on `pe`."),
+    DEF(iget, "iget(target, source, pe, tst=1, sst=1, size=None, ctx=None)\n--\n\n"
+              "Strided get: element i of symmetric `source` (stride `sst`) on `pe` goes to local `target` (stride `tst`)."),
+    DEF(put_signal, "put_signal(target, source, pe, signal, value, sigop, size=None, ctx=None)\n--\n\n"
+                    "Put, then update `signal` on `pe` with `value` (sigop SIGNAL_SET or SIGNAL_ADD).\n"
+                    "The data is visible on `pe` before the signal update."),
+    DEF(put_signal_nbi, "put_signal_nbi(target, source, pe, signal, value, sigop, size=None, ctx=None)\n--\n\n"
+                        "Non-blocking put_signal: complete after quiet(); the data is still visible before the signal."),
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace py
+}  // namespace pyshmem

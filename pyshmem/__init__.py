@@ -1,0 +1,26 @@
+"""pyshmem: an NVSHMEM-like PGAS runtime for Python, shmem4py-compatible on the host.
+
+Every process is a PE; symmetric arrays (``pyshmem.zeros(...)`` ...) live at the same
+offset on every PE, and one-sided ``put``/``get``/atomics/signals move data between
+them. Start N PEs with ``shmemrun -n N python prog.py``; a program started without a
+launcher is a single PE. ``import pyshmem as shmem`` runs shmem4py programs.
+"""
+
+from pyshmem.errors import *  # noqa: F401,F403
+from pyshmem.constants import *  # noqa: F401,F403
+from pyshmem.runtime import *  # noqa: F401,F403
+from pyshmem.ctx import *  # noqa: F401,F403
+from pyshmem.memory import *  # noqa: F401,F403
+from pyshmem.rma import *  # noqa: F401,F403
+from pyshmem.amo import *  # noqa: F401,F403
+from pyshmem.signal import *  # noqa: F401,F403
+from pyshmem.sync import *  # noqa: F401,F403
+from pyshmem.lock import *  # noqa: F401,F403
+from pyshmem import errors, constants, runtime, ctx, memory, rma, amo, signal, sync, lock
+
+__version__ = "0.1.0"
+
+__all__ = (
+    errors.__all__ + constants.__all__ + runtime.__all__ + ctx.__all__ + memory.__all__ + rma.__all__
+    + amo.__all__ + signal.__all__ + sync.__all__ + lock.__all__
+)

@@ -1,0 +1,35 @@
+"""Exception types raised by pyshmem.
+
+Each class derives from :class:`ShmemError` and from the builtin exception a Python
+user would expect (``ValueError``, ``TypeError``, ``MemoryError`` ...), so both
+``except ValueError`` and ``except pyshmem.ShmemError`` work. Messages name the call,
+the PE and the fix.
+"""
+
+from pyshmem._lib import lib
+
+ShmemError = lib.ShmemError
+InvalidArgumentError = lib.InvalidArgumentError
+ShmemTypeError = lib.ShmemTypeError
+HeapExhaustedError = lib.HeapExhaustedError
+NotInitializedError = lib.NotInitializedError
+BootstrapError = lib.BootstrapError
+ShmemOSError = lib.ShmemOSError
+ShmemNotImplementedError = lib.ShmemNotImplementedError
+ShmemTimeoutError = lib.ShmemTimeoutError
+CollectiveMismatchError = lib.CollectiveMismatchError
+InternalError = lib.InternalError
+
+__all__ = [
+    "ShmemError",
+    "InvalidArgumentError",
+    "ShmemTypeError",
+    "HeapExhaustedError",
+    "NotInitializedError",
+    "BootstrapError",
+    "ShmemOSError",
+    "ShmemNotImplementedError",
+    "ShmemTimeoutError",
+    "CollectiveMismatchError",
+    "InternalError",
+]

@@ -1,0 +1,70 @@
+"""``python -m pyshmem info``: what this installation can do, in one screen."""
+
+import os
+import platform
+import sys
+
+from pyshmem._lib import lib
+
+
+def env_markdown():
+    """Returns the table of PYSHMEM_* variables as Markdown (docs/environment.md)."""
+    lines = [
+        "# Environment variables",
+        "",
+        "Generated from the one table in `csrc/core/env_vars.def` by `python -m pyshmem info --env-markdown`.",
+        "",
+        "| Variable | Type | Default | Meaning |",
+        "|---|---|---|---|",
+    ]
+    for row in lib.env_table():
+        default = row["default"] if row["default"] != "" else "(unset)"
+        lines.append(f"| `{row['name']}` | {row['type']} | `{default}` | {row['help']} |")
+    return "\n".join(lines) + "\n"
+
+
+def report():
+    """Returns the human-readable environment report printed by ``info``."""
+    import numpy
+
+    out = [lib.describe().splitlines()[0]]
+    out.append(f"python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}")
+    out.append("backend: cpu (host shared memory); cuda backend: not built yet")
+    out.append("transports:")
+    out += ["  " + t for t in lib.transports().splitlines()]
+    try:
+        lib.config_check()
+        config_ok = "ok"
+    except Exception as exc:  # report, don't fail: this is a diagnostic tool
+        config_ok = f"ERROR: {exc}"
+    out.append(f"environment: {config_ok}")
+    out.append("variables (* = set in this environment):")
+    for row in lib.env_table():
+        mark = "*" if row["is_set"] else " "
+        value = row["value"] if row["is_set"] else row["default"]
+        out.append(f" {mark} {row['name']:<28} = {value!s:<12} {row['help'].split('. ')[0]}")
+    launcher = os.environ.get("PYSHMEM_LAUNCHER")
+    out.append(f"launcher: {launcher or 'none (a program started now is a single PE)'}")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    """Entry point of ``python -m pyshmem info [--env-markdown]``.
+
+    Returns:
+        int: process exit code.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "info":
+        argv = argv[1:]
+    if argv == ["--env-markdown"]:
+        sys.stdout.write(env_markdown())
+        return 0
+    if argv:
+        print("usage: python -m pyshmem info [--env-markdown]", file=sys.stderr)
+        return 2
+    print(report())
+    return 0
+
+
+__all__ = ["main", "report", "env_markdown"]

@@ -1,0 +1,490 @@
+"""SPMD launcher for pyshmem: ``shmemrun -n N prog [args...]``.
+
+Starts N copies ("PEs") of one program on this host, wires them up for the
+pyshmem bootstrap, supervises them and folds their exits into one exit code.
+Only the standard library is used, so the launcher works before (or without)
+the compiled ``pyshmem._C`` extension.
+
+Environment contract (read by the C++ bootstrap)
+------------------------------------------------
+Every PE k of N gets the launcher's environment plus:
+
+* ``PYSHMEM_PE=k`` and ``PYSHMEM_NPES=N``.
+* ``PYSHMEM_BOOTSTRAP_ADDR=host:port``: the rendezvous address; PE 0 serves it.
+* ``PYSHMEM_BOOTSTRAP_FD=fd`` (PE 0 only): an already-listening TCP socket
+  bound to ``PYSHMEM_BOOTSTRAP_ADDR``; PE 0 accepts the other PEs on it.
+* ``PYSHMEM_JOB_SECRET`` (64 hex chars) and ``PYSHMEM_JOB_ID`` (16 hex chars),
+  fresh per job, so the bootstrap can reject peers from other jobs.
+* ``PYSHMEM_LAUNCHER=shmemrun``.
+* every ``-x NAME=VALUE`` given on the command line (the contract variables
+  above always win; stale ones inherited from an outer job are removed).
+
+Why the listening socket is passed by fd: if the launcher merely picked a
+"free" port for PE 0 to bind later, another process could take the port in
+between, and PEs 1..N-1 could try to connect before PE 0 listens. Instead the
+launcher binds and listens itself (port 0, so the kernel picks a free port)
+and hands that socket to PE 0 through ``subprocess.Popen(pass_fds=...)``. The
+port is owned from the start, and connections that arrive before PE 0 calls
+``accept()`` simply wait in the listen backlog.
+
+Supervision
+-----------
+Each PE runs in its own session/process group (so whole process trees can be
+ended with ``os.killpg``) and with ``PR_SET_PDEATHSIG=SIGKILL`` (so the PEs
+die if the launcher is SIGKILLed). When a PE fails, the launcher reports it
+on stderr, sends SIGTERM to the other groups and SIGKILL after about 1 s.
+SIGINT/SIGTERM received by the launcher are forwarded to every group; a
+second one, or PEs still running 2 s later, get SIGKILL.
+
+Exit code: 0 if all PEs exit 0; else the code of the first PE seen failing
+(128+S if it was killed by signal S); 124 on ``--timeout``; 130/143 after a
+forwarded SIGINT/SIGTERM; 126/127 if the program cannot be started.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__" and not __package__ and sys.path and os.path.abspath(
+        sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    # Run as a file: sys.path[0] is pyshmem/ itself, whose modules (e.g.
+    # pyshmem/signal.py) would shadow the standard library modules below.
+    del sys.path[0]
+
+import argparse
+import ctypes
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+__all__ = ["launch", "main"]
+
+_CONTRACT_VARS = (
+    "PYSHMEM_PE", "PYSHMEM_NPES", "PYSHMEM_BOOTSTRAP_ADDR",
+    "PYSHMEM_BOOTSTRAP_FD", "PYSHMEM_JOB_SECRET", "PYSHMEM_JOB_ID",
+    "PYSHMEM_LAUNCHER",
+)
+_TERM_GRACE_S = 1.0     # PE failure / timeout: SIGTERM, then SIGKILL after this
+_SIGNAL_GRACE_S = 2.0   # forwarded SIGINT/SIGTERM: SIGKILL after this
+_POLL_S = 0.02          # poll interval when SIGCHLD wake-ups are unavailable
+_MAX_WAIT_S = 0.5       # safety net even with SIGCHLD wake-ups
+_DRAIN_S = 3.0          # max wait for tagged output after all PEs exited
+_OUTPUT_LOCK = threading.Lock()
+
+
+def _say(msg: str) -> None:
+    """Print one launcher message line on stderr (never interleaved)."""
+    with _OUTPUT_LOCK:
+        try:
+            print(f"shmemrun: {msg}", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
+
+def _describe_exit(pe: int, returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"PE {pe} was killed by signal {name} ({-returncode})"
+    return f"PE {pe} exited with code {returncode}"
+
+
+def _exit_status(returncode: int) -> int:
+    """Map a Popen returncode to a shell-style exit status (128+S for signals)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _pdeathsig_preexec():
+    """Build a preexec_fn setting PR_SET_PDEATHSIG=SIGKILL (None off Linux).
+
+    Everything is resolved before fork; the child only makes two syscalls.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    launcher_pid = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        if os.getppid() != launcher_pid:  # launcher died before prctl ran
+            os._exit(137)
+    return preexec
+
+
+def _open_listener(bind: str, npes: int) -> tuple[socket.socket, str]:
+    """Bind+listen the rendezvous socket; return it and its ``host:port``."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((bind, 0))
+        sock.listen(npes + 16)
+        sock.setblocking(True)  # PE 0's C++ code expects a blocking fd
+    except BaseException:
+        sock.close()
+        raise
+    host, port = sock.getsockname()[:2]
+    if host == "0.0.0.0":  # all PEs are local; advertise something connectable
+        host = "127.0.0.1"
+    return sock, f"{host}:{port}"
+
+
+def _write_line(stream, data: bytes) -> None:
+    """Write one whole line onto a launcher stream, binary-safe and locked."""
+    with _OUTPUT_LOCK:
+        try:
+            stream.flush()  # keep order with text already written to it
+            binary = getattr(stream, "buffer", None)
+            if binary is not None:
+                binary.write(data)
+                binary.flush()
+            else:  # e.g. a notebook stream without .buffer
+                stream.write(data.decode(errors="replace"))
+                stream.flush()
+        except (OSError, ValueError):
+            pass  # our stream is gone (EPIPE/closed): keep draining the PE
+
+
+def _pump(pipe, prefix: bytes, stream) -> None:
+    """Copy lines from a PE pipe to ``stream``, each prefixed with ``prefix``."""
+    try:
+        for line in iter(lambda: pipe.readline(1 << 20), b""):
+            _write_line(stream, prefix + line + b"\n" * (not line.endswith(b"\n")))
+    finally:
+        pipe.close()
+
+
+class _Signals:
+    """Queue SIGINT/SIGTERM and wake the supervisor on SIGCHLD.
+
+    Signal handlers can only be installed from the main thread; elsewhere
+    (e.g. ``launch`` called from a worker thread) this degrades to polling.
+    """
+
+    def __init__(self) -> None:
+        self.active = threading.current_thread() is threading.main_thread()
+        self.pending: list[int] = []
+        self._saved: dict[int, object] = {}
+        self._saved_wakeup = -1
+        self._rfd = self._wfd = -1
+
+    def __enter__(self) -> "_Signals":
+        if self.active:
+            self._rfd, self._wfd = os.pipe()
+            os.set_blocking(self._rfd, False)
+            os.set_blocking(self._wfd, False)
+            self._saved_wakeup = signal.set_wakeup_fd(
+                self._wfd, warn_on_full_buffer=False)
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+                self._saved[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.active:
+            for sig, old in self._saved.items():
+                signal.signal(sig, old if old is not None else signal.SIG_DFL)
+            signal.set_wakeup_fd(self._saved_wakeup)
+            os.close(self._rfd)
+            os.close(self._wfd)
+
+    def _handler(self, signum, frame) -> None:
+        if signum != signal.SIGCHLD:  # SIGCHLD only needs to wake wait()
+            self.pending.append(signum)
+
+    def take(self) -> list[int]:
+        """Return and clear the signals received since the last call."""
+        # pop, don't clear: a handler may append meanwhile
+        return [self.pending.pop(0) for _ in range(len(self.pending))]
+
+    def wait(self, seconds: float) -> None:
+        """Sleep up to ``seconds``, returning early on any handled signal."""
+        if not self.active:
+            time.sleep(max(0.0, min(seconds, _POLL_S)))
+            return
+        ready, _, _ = select.select([self._rfd], [], [], max(0.0, seconds))
+        if ready:
+            try:
+                while os.read(self._rfd, 512):
+                    pass
+            except BlockingIOError:
+                pass
+
+
+class _Job:
+    """The started PEs and the process-group signalling done on them."""
+
+    def __init__(self, npes: int, verbose: bool) -> None:
+        self.procs: list[subprocess.Popen] = []
+        self.live: set[int] = set()
+        self.npes = npes
+        self.verbose = verbose
+
+    def still_running(self) -> int:
+        return sum(1 for k in self.live if self.procs[k].poll() is None)
+
+    def signal_all(self, sig: int, include_exited: bool = False) -> None:
+        """Send ``sig`` to the process group of every live (or every) PE."""
+        targets = range(len(self.procs)) if include_exited else sorted(self.live)
+        if self.verbose and targets:
+            _say(f"sending {signal.Signals(sig).name} to PEs {list(targets)}")
+        for k in targets:
+            proc = self.procs[k]
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                if k in self.live:  # PE left its group (setsid): hit it directly
+                    try:
+                        os.kill(proc.pid, sig)
+                    except ProcessLookupError:
+                        pass
+            except PermissionError:
+                pass
+
+
+def _start(job: _Job, argv: list[str], env: dict[str, str], listener,
+           tag_output: bool) -> None:
+    """Start every PE; raises OSError (after ending started PEs) on failure."""
+    preexec = _pdeathsig_preexec()
+    pipe = subprocess.PIPE if tag_output else None
+    for pe in range(job.npes):
+        pe_env = dict(env, PYSHMEM_PE=str(pe))
+        pass_fds: tuple[int, ...] = ()
+        if pe == 0:
+            pe_env["PYSHMEM_BOOTSTRAP_FD"] = str(listener.fileno())
+            pass_fds = (listener.fileno(),)
+        try:
+            proc = subprocess.Popen(
+                argv, env=pe_env, pass_fds=pass_fds, start_new_session=True,
+                preexec_fn=preexec, stdout=pipe, stderr=pipe,
+                # stdin goes to PE 0 only, like mpirun
+                stdin=None if pe == 0 else subprocess.DEVNULL)
+        except OSError:
+            job.signal_all(signal.SIGKILL)
+            for proc in job.procs:
+                proc.communicate()  # reap, and close any output pipes
+            raise
+        finally:
+            if pe == 0:
+                listener.close()  # PE 0 owns the rendezvous socket now
+        job.procs.append(proc)
+        job.live.add(pe)
+        if job.verbose:
+            _say(f"started PE {pe} (pid {proc.pid})")
+
+
+def _supervise(job: _Job, sigs: _Signals, timeout: float | None) -> int:
+    """Wait for all PEs, ending the job on failure/timeout/signal.
+
+    Returns the job's exit code.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    failure_code = None  # first PE failure, or 124 for timeout
+    signal_code = None   # 130/143 after a forwarded SIGINT/SIGTERM
+    stopping = False
+    kill_at = None       # when to escalate to SIGKILL
+
+    def stop(sig: int, grace: float) -> None:
+        nonlocal stopping, kill_at
+        stopping, kill_at = True, time.monotonic() + grace
+        job.signal_all(sig)
+
+    while job.live:
+        for signum in sigs.take():
+            if signal_code is None:
+                signal_code = 128 + signum
+            if stopping:  # second signal, or a signal while already ending
+                job.signal_all(signal.SIGKILL)
+            else:
+                if job.verbose:
+                    _say(f"received {signal.Signals(signum).name}; forwarding")
+                stop(signum, _SIGNAL_GRACE_S)
+        for pe in sorted(job.live):
+            returncode = job.procs[pe].poll()
+            if returncode is None:
+                continue
+            job.live.discard(pe)
+            msg = _describe_exit(pe, returncode)
+            if returncode != 0 and not stopping:
+                failure_code = _exit_status(returncode)
+                others = job.still_running()
+                if others:
+                    msg += f"; ending the other {others} PE{'s' * (others != 1)}"
+                _say(msg)
+                stop(signal.SIGTERM, _TERM_GRACE_S)
+            elif job.verbose:
+                _say(msg)
+        now = time.monotonic()
+        if deadline is not None and not stopping and now >= deadline and job.live:
+            failure_code = 124
+            _say(f"timeout after {timeout:g} s; ending {len(job.live)} "
+                 f"PE{'s' * (len(job.live) != 1)}")
+            stop(signal.SIGTERM, _TERM_GRACE_S)
+        if kill_at is not None and now >= kill_at:
+            job.signal_all(signal.SIGKILL)
+            kill_at = None
+        if job.live:
+            wake = [_MAX_WAIT_S]
+            wake += [t - now for t in (kill_at, None if stopping else deadline)
+                     if t is not None]
+            sigs.wait(min(wake))
+    if stopping:  # also end leftovers in groups of PEs that had exited
+        job.signal_all(signal.SIGKILL, include_exited=True)
+    if failure_code is not None:
+        return failure_code
+    return signal_code if signal_code is not None else 0
+
+
+def launch(argv_list, npes, *, tag_output=False, timeout=None,
+           bind="127.0.0.1", env=None, verbose=False) -> int:
+    """Run ``npes`` copies of a program as one pyshmem job and wait for it.
+
+    Args:
+        argv_list: command line of the program; if ``argv_list[0]`` ends with
+            ``.py`` it is run with ``sys.executable``.
+        npes: number of PEs (>= 1).
+        tag_output: prefix each output line of PE k with ``[pe k] `` (stdout
+            and stderr; lines are written whole). Otherwise PEs inherit the
+            launcher's stdout/stderr unchanged. Note that Python PEs block-
+            buffer piped stdout; pass ``PYTHONUNBUFFERED=1`` in ``env`` for
+            live tagged output.
+        timeout: seconds after which all PEs are ended (exit code 124).
+        bind: IPv4 address for the bootstrap listening socket.
+        env: extra environment variables for every PE.
+        verbose: print progress messages on stderr.
+
+    Returns:
+        The job's exit code (see the module docstring).
+
+    Raises:
+        ValueError: bad ``argv_list``, ``npes`` or ``timeout``.
+        OSError: the rendezvous socket cannot be created or bound, or the
+            program cannot be started (``FileNotFoundError``, ...); PEs
+            already started are killed first.
+    """
+    argv, npes = [str(a) for a in argv_list], int(npes)
+    if not argv or npes < 1 or (timeout is not None and not timeout > 0):
+        raise ValueError(f"need a program, npes >= 1 and timeout > 0; got "
+                         f"{argv_list!r}, {npes}, {timeout}")
+    if argv[0].endswith(".py"):
+        argv = [sys.executable] + argv
+    base_env = {k: v for k, v in os.environ.items() if k not in _CONTRACT_VARS}
+    base_env.update({str(k): str(v) for k, v in (env or {}).items()})
+    listener, addr = _open_listener(bind, npes)
+    base_env.update(
+        PYSHMEM_NPES=str(npes), PYSHMEM_BOOTSTRAP_ADDR=addr,
+        PYSHMEM_JOB_SECRET=secrets.token_hex(32),
+        PYSHMEM_JOB_ID=secrets.token_hex(8), PYSHMEM_LAUNCHER="shmemrun")
+    if verbose:
+        _say(f"job {base_env['PYSHMEM_JOB_ID']}: {npes} PEs of {argv}; "
+             f"bootstrap {addr}")
+    job = _Job(npes, verbose)
+    readers: list[threading.Thread] = []
+    with _Signals() as sigs:
+        try:
+            _start(job, argv, base_env, listener, tag_output)
+        finally:
+            listener.close()  # no-op if PE 0 started (already closed)
+        if tag_output:  # readers start after all forks (preexec_fn + threads)
+            for pe, proc in enumerate(job.procs):
+                prefix = f"[pe {pe}] ".encode()
+                for pipe, stream in ((proc.stdout, sys.stdout),
+                                     (proc.stderr, sys.stderr)):
+                    thread = threading.Thread(
+                        target=_pump, args=(pipe, prefix, stream), daemon=True,
+                        name=f"shmemrun-pe{pe}-reader")
+                    thread.start()
+                    readers.append(thread)
+        try:
+            code = _supervise(job, sigs, timeout)
+        except BaseException:  # never leave PEs behind on an internal error
+            job.signal_all(signal.SIGKILL, include_exited=True)
+            raise
+    drain_until = time.monotonic() + _DRAIN_S
+    for thread in readers:  # a lingering grandchild may hold a pipe open
+        thread.join(max(0.0, drain_until - time.monotonic()))
+    return code
+
+
+def _positive(kind):
+    """argparse type: ``kind(text)`` that must be > 0."""
+    def convert(text: str):
+        value = kind(text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+    convert.__name__ = kind.__name__  # argparse names the type in errors
+    return convert
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shmemrun",
+        description="Launch N PEs of a pyshmem program on this host.",
+        epilog="Options after PROG are passed to the program. "
+               "PROG ending in .py is run with the current Python.")
+    parser.add_argument("-n", "--npes", type=_positive(int), default=1,
+                        help="number of PEs (default 1)")
+    parser.add_argument("--tag-output", action="store_true",
+                        help="prefix every output line with '[pe K] '")
+    parser.add_argument("--timeout", type=_positive(float), metavar="S",
+                        help="end the job after S seconds (exit code 124)")
+    parser.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
+                        help="IPv4 address of the bootstrap socket")
+    parser.add_argument("-x", dest="exports", action="append", default=[],
+                        metavar="NAME=VALUE",
+                        help="set an environment variable in every PE "
+                             "(bare NAME exports the launcher's value)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("prog", help="program to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER,
+                        help="arguments of the program")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Command-line entry point of ``shmemrun``.
+
+    Args:
+        argv: arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns:
+        The job's exit code, suitable for ``sys.exit``.
+
+    Raises:
+        SystemExit: on invalid command-line arguments (code 2).
+    """
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    env = {}
+    for item in args.exports:
+        name, has_value, value = item.partition("=")
+        if not name:
+            parser.error(f"-x {item!r}: expected NAME=VALUE")
+        if not has_value:
+            if name not in os.environ:
+                parser.error(f"-x {name}: not set in the launcher's environment")
+            value = os.environ[name]
+        env[name] = value
+    try:
+        return launch([args.prog] + args.args, args.npes,
+                      tag_output=args.tag_output, timeout=args.timeout,
+                      bind=args.bind, env=env, verbose=args.verbose)
+    except (FileNotFoundError, PermissionError) as exc:  # shell conventions
+        _say(f"cannot start {args.prog!r}: {exc.strerror}")
+        return 127 if isinstance(exc, FileNotFoundError) else 126
+    except OSError as exc:
+        _say(f"error: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Starting and stopping a PE, and asking who it is.
+
+The runtime starts on the first call that needs it (as in shmem4py, where importing
+the module initialises it); :func:`init` stays available to start it explicitly, for
+example to see bootstrap errors at a known place. :func:`finalize` runs at interpreter
+exit unless called before. A program started without ``shmemrun`` is a one-PE job.
+"""
+
+import atexit
+import sys
+
+from pyshmem._lib import lib
+from pyshmem.constants import THREAD, THREAD_MULTIPLE, MAJOR_VERSION, MINOR_VERSION, VENDOR_STRING
+
+_atexit_registered = False
+_abnormal_exit = False
+_previous_excepthook = None
+
+
+def _excepthook(exc_type, exc, tb):
+    # An uncaught exception ends this PE. The collective finalize at exit would wait in
+    # a barrier for PEs that may be waiting for this one; skip it so the process exits
+    # and the launcher ends the job, naming this PE.
+    global _abnormal_exit
+    _abnormal_exit = True
+    (_previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
+
+
+def _finalize_at_exit():
+    if _abnormal_exit or not lib.initialized():
+        return
+    try:
+        lib.finalize()
+    except Exception as exc:  # pragma: no cover - reported, never raised at exit
+        print(f"pyshmem: finalize at exit failed: {exc}", file=sys.stderr)
+
+
+def init():
+    """Start this PE (collective over all PEs of the job).
+
+    Reads the ``PYSHMEM_*`` variables that ``shmemrun`` sets; without them the program
+    is a single PE. Calling it again is a no-op.
+
+    Raises:
+        BootstrapError: the PEs could not reach or authenticate each other.
+        ShmemTimeoutError: not every PE reached the rendezvous in time.
+        NotInitializedError: the runtime was already finalized in this process.
+        InvalidArgumentError: a ``PYSHMEM_*`` variable has a bad value.
+    """
+    global _atexit_registered, _previous_excepthook
+    if lib.initialized():
+        return
+    lib.init()
+    if not _atexit_registered:
+        atexit.register(_finalize_at_exit)
+        if sys.excepthook is not _excepthook:
+            _previous_excepthook = sys.excepthook
+            sys.excepthook = _excepthook
+        _atexit_registered = True
+
+
+def finalize():
+    """Stop this PE (collective): a barrier, then the symmetric heap is released.
+
+    Symmetric arrays must not be used afterwards, and the runtime cannot be started
+    again in this process. Calling it when not initialised is a no-op.
+    """
+    lib.finalize()
+
+
+def initialized():
+    """Returns True while the runtime is running in this process."""
+    return lib.initialized()
+
+
+def finalized():
+    """Returns True once :func:`finalize` has run in this process."""
+    return lib.finalized()
+
+
+def init_thread(requested=THREAD_MULTIPLE):
+    """Start the runtime and report the thread level provided.
+
+    Args:
+        requested: a :class:`THREAD` level.
+
+    Returns:
+        THREAD: always ``THREAD_MULTIPLE``; every one-sided call may come from any
+        thread (allocation and collectives must still be called by one thread per PE).
+    """
+    THREAD(requested)  # validates
+    init()
+    return THREAD.MULTIPLE
+
+
+def query_thread():
+    """Returns the thread level provided (``THREAD_MULTIPLE``)."""
+    return THREAD.MULTIPLE
+
+
+def global_exit(status=0):
+    """End the whole job now with ``status``: this PE exits, the launcher ends the others.
+
+    Args:
+        status: exit status of this PE (shmemrun's exit code).
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    lib.global_exit(int(status))
+
+
+def my_pe():
+    """Returns this PE's number, 0 .. n_pes()-1. Starts the runtime if needed."""
+    init()
+    return lib.my_pe()
+
+
+def n_pes():
+    """Returns the number of PEs in the job. Starts the runtime if needed."""
+    init()
+    return lib.n_pes()
+
+
+def pe_accessible(pe):
+    """Returns True when PE ``pe`` exists and can be reached by this PE.
+
+    Args:
+        pe: a PE number (any int; out-of-range PEs are simply not accessible).
+    """
+    init()
+    return bool(lib.pe_accessible(int(pe)))
+
+
+def info_get_version():
+    """Returns the OpenSHMEM specification version implemented, ``(major, minor)``."""
+    return (MAJOR_VERSION, MINOR_VERSION)
+
+
+def info_get_name():
+    """Returns the vendor string, ``"pyshmem"``."""
+    return VENDOR_STRING
+
+
+lib._set_auto_init(init)
+
+__all__ = [
+    "init", "finalize", "initialized", "finalized", "init_thread", "query_thread", "global_exit",
+    "my_pe", "n_pes", "pe_accessible", "info_get_version", "info_get_name",
+]

@@ -1,0 +1,109 @@
+"""Point-to-point synchronisation and ordering: waits, tests, fence, quiet, barriers.
+
+Argument order follows shmem4py: ``(ivar(s), cmp, value(s)[, status])``. ``cmp`` is a
+:class:`CMP` member, its int value, or a string (``'=='``, ``'ne'`` ...). Waits are
+acquire operations; see docs/memory_model.md. ``status`` entries that are non-zero
+exclude the matching element; ``*_any`` return an index or None, ``*_some`` a list.
+"""
+
+import numpy as np
+
+from pyshmem._lib import lib
+from pyshmem.errors import ShmemTypeError
+
+wait_until = lib.wait_until
+test = lib.test
+fence = lib.fence
+quiet = lib.quiet
+barrier_all = lib.barrier_all
+sync_all = lib.sync_all
+
+_ALL, _ANY, _SOME = 0, 1, 2
+
+
+def _vector(call, mode, blocking, ivars, cmp, value, vector, status):
+    if not isinstance(ivars, np.ndarray):
+        raise ShmemTypeError(f"pyshmem.{call}: ivars must be a symmetric NumPy array, got {type(ivars).__name__}")
+    if vector:
+        values = np.ascontiguousarray(np.asarray(value, dtype=ivars.dtype).reshape(-1))
+    else:
+        values = np.asarray([value], dtype=ivars.dtype)
+    if status is not None:
+        status = np.ascontiguousarray(np.asarray(status, dtype=np.intc).reshape(-1))
+    return lib.wait_vector("pyshmem." + call, mode, blocking, ivars, cmp, values, vector, status)
+
+
+def wait_until_all(ivars, cmp, value, status=None):
+    """Block until every (non-excluded) element of ``ivars`` compares ``cmp`` to ``value``."""
+    _vector("wait_until_all", _ALL, True, ivars, cmp, value, False, status)
+
+
+def wait_until_any(ivars, cmp, value, status=None):
+    """Block until some element satisfies the comparison.
+
+    Returns:
+        int or None: its index; None when ``status`` excludes every element.
+    """
+    return _vector("wait_until_any", _ANY, True, ivars, cmp, value, False, status)
+
+
+def wait_until_some(ivars, cmp, value, status=None):
+    """Block until at least one element satisfies the comparison.
+
+    Returns:
+        list[int]: indices of all elements satisfying it (empty if all are excluded).
+    """
+    return _vector("wait_until_some", _SOME, True, ivars, cmp, value, False, status)
+
+
+def wait_until_all_vector(ivars, cmp, values, status=None):
+    """Like :func:`wait_until_all` with one comparison value per element."""
+    _vector("wait_until_all_vector", _ALL, True, ivars, cmp, values, True, status)
+
+
+def wait_until_any_vector(ivars, cmp, values, status=None):
+    """Like :func:`wait_until_any` with one comparison value per element."""
+    return _vector("wait_until_any_vector", _ANY, True, ivars, cmp, values, True, status)
+
+
+def wait_until_some_vector(ivars, cmp, values, status=None):
+    """Like :func:`wait_until_some` with one comparison value per element."""
+    return _vector("wait_until_some_vector", _SOME, True, ivars, cmp, values, True, status)
+
+
+def test_all(ivars, cmp, value, status=None):
+    """Returns True when every (non-excluded) element satisfies the comparison now."""
+    return _vector("test_all", _ALL, False, ivars, cmp, value, False, status)
+
+
+def test_any(ivars, cmp, value, status=None):
+    """Returns the index of an element satisfying the comparison now, or None."""
+    return _vector("test_any", _ANY, False, ivars, cmp, value, False, status)
+
+
+def test_some(ivars, cmp, value, status=None):
+    """Returns the indices of all elements satisfying the comparison now (maybe empty)."""
+    return _vector("test_some", _SOME, False, ivars, cmp, value, False, status)
+
+
+def test_all_vector(ivars, cmp, values, status=None):
+    """:func:`test_all` with one comparison value per element."""
+    return _vector("test_all_vector", _ALL, False, ivars, cmp, values, True, status)
+
+
+def test_any_vector(ivars, cmp, values, status=None):
+    """:func:`test_any` with one comparison value per element."""
+    return _vector("test_any_vector", _ANY, False, ivars, cmp, values, True, status)
+
+
+def test_some_vector(ivars, cmp, values, status=None):
+    """:func:`test_some` with one comparison value per element."""
+    return _vector("test_some_vector", _SOME, False, ivars, cmp, values, True, status)
+
+
+__all__ = [
+    "wait_until", "wait_until_all", "wait_until_any", "wait_until_some",
+    "wait_until_all_vector", "wait_until_any_vector", "wait_until_some_vector",
+    "test", "test_all", "test_any", "test_some", "test_all_vector", "test_any_vector", "test_some_vector",
+    "fence", "quiet", "barrier_all", "sync_all",
+]

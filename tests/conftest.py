@@ -1,0 +1,55 @@
+"""Shared pytest fixtures: running programs on N PEs under the real launcher."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAMS = Path(__file__).resolve().parent / "pe" / "programs"
+
+
+def shm_entries():
+    """Names in /dev/shm (the leak check compares before/after)."""
+    try:
+        return set(os.listdir("/dev/shm"))
+    except FileNotFoundError:
+        return set()
+
+
+def run_pes(program, npes, *args, timeout=120, env=None, tag_output=True, launcher_args=()):
+    """Run `program` (a path, or a file name in tests/pe/programs) on `npes` PEs with shmemrun.
+
+    Returns the CompletedProcess (text mode). Never hangs: the launcher gets a --timeout
+    and the subprocess a hard timeout.
+    """
+    path = Path(program)
+    if not path.is_absolute() and not path.exists():
+        path = PROGRAMS / program
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.setdefault("PYSHMEM_SYMMETRIC_SIZE", "64M")
+    full_env["PYTHONUNBUFFERED"] = "1"
+    if env:
+        full_env.update(env)
+    cmd = [sys.executable, "-m", "pyshmem.run", "-n", str(npes), "--timeout", str(timeout - 10)]
+    if tag_output:
+        cmd.append("--tag-output")
+    cmd += [*launcher_args, sys.executable, str(path), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=str(REPO))
+
+
+def assert_ok(proc, npes, marker="OK"):
+    """Asserts the job exited 0 and every PE printed `<marker> pe=<k>`."""
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"exit code {proc.returncode}\n{out}"
+    for pe in range(npes):
+        assert f"{marker} pe={pe}" in proc.stdout, f"PE {pe} did not report {marker}\n{out}"
+
+
+@pytest.fixture
+def pes():
+    """The run_pes helper as a fixture."""
+    return run_pes
