@@ -37,7 +37,8 @@ def run_pes(program, npes, *args, timeout=120, env=None, tag_output=True, launch
     cmd = [sys.executable, "-m", "pyshmem.run", "-n", str(npes), "--timeout", str(timeout - 10)]
     if tag_output:
         cmd.append("--tag-output")
-    cmd += [*launcher_args, sys.executable, str(path), *map(str, args)]
+    prog = [sys.executable, str(path)] if path.suffix == ".py" else [str(path)]
+    cmd += [*launcher_args, *prog, *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=str(REPO))
 
 

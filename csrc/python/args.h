@@ -22,7 +22,10 @@ bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyOb
 // 'V' anything else (compared by exact format string).
 struct Buffer {
   Py_buffer view{};
-  bool held = false;
+  bool held = false;  // view must be released (buffer-protocol path)
+  char* ptr = nullptr;
+  bool readonly = false;
+  int ndim = 0;
   char kind = 'V';
   Py_ssize_t itemsize = 1;
   Py_ssize_t nelems = 0;
@@ -37,12 +40,16 @@ struct Buffer {
   ~Buffer() {
     if (held) PyBuffer_Release(&view);
   }
-  char* data() const { return static_cast<char*>(view.buf); }
+  char* data() const { return ptr; }
   // Strided 1-D view with a positive stride that is a multiple of the item size.
-  bool strided_1d() const { return view.ndim == 1 && stride > 0 && stride % itemsize == 0; }
+  bool strided_1d() const { return ndim == 1 && stride > 0 && stride % itemsize == 0; }
 };
 
-// Gets a buffer from `obj`. `writable`: the caller will write into it (read-only views
+// Imports NumPy's C API (module init). Returns false with an exception set.
+bool numpy_import();
+
+// Gets a buffer from `obj` (NumPy arrays are read directly, other objects through the
+// buffer protocol). `writable`: the caller will write into it (read-only views
 // are rejected with a message naming `role`). Returns false with an exception set.
 bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out);
 

@@ -9,6 +9,7 @@
 #include "core/env.h"
 #include "core/state.h"
 #include "host/host.h"
+#include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
 #include "pyshmem/version.h"
@@ -41,6 +42,7 @@ using namespace pyshmem;
 PYBIND11_MODULE(_C, m) {
   m.doc() = "pyshmem compiled core (internal: use the pyshmem package)";
   if (!py::errors_register(m.ptr())) throw pybind::error_already_set();
+  if (!py::numpy_import()) throw pybind::error_already_set();
   py::install_interrupt_hook();
   pybind::register_exception_translator([](std::exception_ptr p) {
     try {
