@@ -47,34 +47,36 @@ void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
   if (nbytes) s.route[pe]->get(s, dest, src, nbytes, pe);
 }
 
-void iputmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,
-             const char* call) {
+// Strided transfer in either direction; `remote` is the symmetric side.
+static void strided(bool is_put, void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems,
+                    size_t elem, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
   check_strides(call, tst, sst, elem);
-  require_symmetric(call, "target", dest, strided_extent(nelems, tst, elem));
+  const void* remote = is_put ? dest : src;
+  require_symmetric(call, is_put ? "target" : "source", remote, strided_extent(nelems, is_put ? tst : sst, elem));
   if (!nelems) return;
   const Transport* t = s.route[pe];
   if (t->caps & kCapLoadStore) {
-    copy_strided(static_cast<char*>(sym_ptr(dest, pe, call)), static_cast<const char*>(src), tst, sst, nelems, elem);
+    char* peer = static_cast<char*>(sym_ptr(remote, pe, call));
+    copy_strided(is_put ? peer : static_cast<char*>(dest), is_put ? static_cast<const char*>(src) : peer, tst, sst,
+                 nelems, elem);
     return;
   }
-  for (size_t i = 0; i < nelems; ++i)
-    t->put(s, static_cast<char*>(dest) + i * tst * elem, static_cast<const char*>(src) + i * sst * elem, elem, pe);
+  for (size_t i = 0; i < nelems; ++i) {
+    char* d = static_cast<char*>(dest) + i * tst * elem;
+    const char* x = static_cast<const char*>(src) + i * sst * elem;
+    is_put ? t->put(s, d, x, elem, pe) : t->get(s, d, x, elem, pe);
+  }
+}
+
+void iputmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,
+             const char* call) {
+  strided(true, dest, src, tst, sst, nelems, elem, pe, call);
 }
 
 void igetmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,
              const char* call) {
-  State& s = rma_prologue(call, pe);
-  check_strides(call, tst, sst, elem);
-  require_symmetric(call, "source", src, strided_extent(nelems, sst, elem));
-  if (!nelems) return;
-  const Transport* t = s.route[pe];
-  if (t->caps & kCapLoadStore) {
-    copy_strided(static_cast<char*>(dest), static_cast<const char*>(sym_ptr(src, pe, call)), tst, sst, nelems, elem);
-    return;
-  }
-  for (size_t i = 0; i < nelems; ++i)
-    t->get(s, static_cast<char*>(dest) + i * tst * elem, static_cast<const char*>(src) + i * sst * elem, elem, pe);
+  strided(false, dest, src, tst, sst, nelems, elem, pe, call);
 }
 
 }  // namespace pyshmem

@@ -1,0 +1,113 @@
+"""Runs every program in examples/ under the real launcher, on several PE counts.
+
+Examples are discovered with a glob, so a new ``examples/*.py`` is run here without
+touching this file (on 1, 2 and 4 PEs, no arguments, checked for exit code 0).
+``CASES`` gives an example its own arguments (small sizes keep the suite fast), PE
+counts and the text PE 0 must print. Every example checks its own result and exits
+non-zero when it is wrong, so the exit code is the real test; the text checks make
+sure the example actually got to its report.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Tuple
+
+import pytest
+
+from conftest import REPO, run_pes
+
+EXAMPLES_DIR = REPO / "examples"
+EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.glob("*.py"))
+DEFAULT_NPES = (1, 2, 4)
+
+
+@dataclass(frozen=True)
+class Case:
+    """How to run one example: its arguments, on which PE counts, and what PE 0 prints.
+
+    ``expect(n)`` returns regular expressions that must each match a line PE 0 printed
+    on ``n`` PEs; ``every_pe(n, pe)`` the same for each PE ``pe``.
+    """
+    args: Tuple[str, ...] = ()
+    npes: Tuple[int, ...] = DEFAULT_NPES
+    expect: Callable[[int], list] = lambda n: []
+    every_pe: Callable[[int, int], list] = lambda n, pe: []
+    label: str = ""
+
+
+CASES = {
+    "hello.py": [Case(
+        expect=lambda n: [r"pyshmem \S+ \(OpenSHMEM \d+\.\d+\)$", rf"All {n} PE\(s\) checked in with PE 0$"],
+        every_pe=lambda n, pe: [rf"Hello from PE {pe} of {n}$"],
+    )],
+    "ring_put.py": [Case(
+        args=("--laps", "20", "--block", "256"),
+        npes=(1, 2, 3, 4),
+        expect=lambda n: [rf"block shift of 256 int64 .*: ok on {n} PE", rf"token made 20 laps = {20 * n} hops"],
+    )],
+    "ping_pong.py": [
+        Case(npes=(1,), expect=lambda n: [r"needs at least 2 PEs"], label="one-pe"),
+        Case(args=("--iters", "200", "--warmup", "20", "--elems", "16"), npes=(2, 4),
+             expect=lambda n: [r"128 bytes, 200 rounds .* all echoes verified",
+                               r"one-way latency: median \d+\.\d+ us"]),
+    ],
+    "pi_atomics.py": [Case(
+        args=("--darts", "400000", "--chunk", "20000"),
+        expect=lambda n: [r"pi ~ 3\.1\d+ from 400000 darts", r"chunks thrown per PE: \[\d+(, \d+){%d}\]" % (n - 1),
+                          r"hits match a serial recount exactly"],
+    )],
+    "histogram_atomics.py": [Case(
+        args=("--bins", "11", "--samples", "20000"),   # 11 bins: uneven blocks on 2, 3 and 4 PEs
+        npes=(1, 2, 3, 4),
+        expect=lambda n: [rf"{n} x 20000 samples, 11 bins over {n} PE\(s\) .* matches numpy.histogram"],
+    )],
+    "halo_exchange.py": [
+        Case(args=("--cells", "61", "--steps", "150", "--sync", "signal"), npes=(1, 2, 3, 4), label="signal",
+             expect=lambda n: [rf"61 cells on {n} PE\(s\).*150 steps, signal sync", r"bit-identical"]),
+        Case(args=("--cells", "61", "--steps", "150", "--sync", "barrier"), npes=(3, 4), label="barrier",
+             expect=lambda n: [rf"61 cells on {n} PE\(s\).*150 steps, barrier sync", r"bit-identical"]),
+    ],
+}
+
+
+def _params():
+    for name in EXAMPLES:
+        for case in CASES.get(name, [Case()]):
+            for n in case.npes:
+                label = f"-{case.label}" if case.label else ""
+                yield pytest.param(name, case, n, id=f"{name[:-3]}{label}-{n}pe")
+
+
+def _lines_of(stdout, pe):
+    """Lines PE `pe` printed (the launcher runs with --tag-output: '[pe k] text')."""
+    prefix = f"[pe {pe}] "
+    return [line[len(prefix):] for line in stdout.splitlines() if line.startswith(prefix)]
+
+
+@pytest.mark.parametrize("name, case, npes", list(_params()))
+def test_example(name, case, npes):
+    proc = run_pes(EXAMPLES_DIR / name, npes, *case.args, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{name} on {npes} PE(s) exited {proc.returncode}\n{out}"
+    assert "Traceback" not in out and "FAILED" not in out, out
+    for pe in range(npes):
+        lines = _lines_of(proc.stdout, pe)
+        patterns = case.every_pe(npes, pe) + (case.expect(npes) if pe == 0 else [])
+        for pattern in patterns:
+            assert any(re.search(pattern, line) for line in lines), \
+                f"PE {pe} of {name} printed no line matching {pattern!r}\n{out}"
+
+
+def test_examples_exist():
+    """The glob must find the examples (a wrong path would silently test nothing)."""
+    assert set(CASES) <= set(EXAMPLES), f"CASES names missing examples: {set(CASES) - set(EXAMPLES)}"
+    assert len(EXAMPLES) >= len(CASES)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_is_documented(name):
+    """Each example says what it shows and how to run it, and the README lists it."""
+    source = (EXAMPLES_DIR / name).read_text()
+    assert source.lstrip().startswith('"""'), f"{name} has no module docstring"
+    assert "How to run" in source, f"{name}: the docstring should say how to run it"
+    assert f"examples/{name}" in (EXAMPLES_DIR / "README.md").read_text(), f"examples/README.md does not list {name}"
