@@ -166,6 +166,10 @@ std::string type_name(const Buffer& b) {
 
 bool same_type(const char* call, const Buffer& a, const char* a_role, const Buffer& b, const char* b_role) {
   bool same = a.itemsize == b.itemsize && a.kind == b.kind && (a.kind != 'V' || a.format == b.format);
+  if (same && a.native != b.native && a.itemsize > 1)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string("byte order mismatch: ") + (a.native ? b_role : a_role) +
+                     " is not in native byte order; convert it with .astype(x.dtype.newbyteorder('='))");
   if (same) return true;
   return raise(error_class(PYSHMEM_ERR_TYPE), call,
                std::string("dtype mismatch: ") + a_role + " is " + type_name(a) + " but " + b_role + " is " +
