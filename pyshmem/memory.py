@@ -13,7 +13,7 @@ import numpy as np
 
 from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
-from pyshmem.runtime import init
+from pyshmem.runtime import ensure_started
 
 _live = {}  # address -> bytes requested, for every live allocation of this process
 
@@ -60,7 +60,7 @@ def alloc(count, size=1, align=None, hints=None, clear=True):
         raise InvalidArgumentError(f"pyshmem.alloc: count ({count}) and size ({size}) must be >= 0")
     if align is not None and (int(align) < 0):
         raise InvalidArgumentError(f"pyshmem.alloc: align must be a positive power of two, got {align}")
-    init()
+    ensure_started("alloc")
     nbytes = count * size
     addr = lib.malloc(nbytes, int(align or 0), bool(clear), "pyshmem.alloc")
     _live[addr] = nbytes
@@ -226,7 +226,7 @@ def ptr(target, pe):
     """
     if not isinstance(target, np.ndarray):
         raise ShmemTypeError(f"pyshmem.ptr: target must be a NumPy array, got {type(target).__name__}")
-    init()
+    ensure_started("ptr")
     addr = _address(target)
     peer = lib.ptr(addr, int(pe), "pyshmem.ptr")
     if peer is None:
@@ -250,7 +250,7 @@ def addr_accessible(addr, pe):
     """
     if not isinstance(addr, np.ndarray):
         raise ShmemTypeError(f"pyshmem.addr_accessible: addr must be a NumPy array, got {type(addr).__name__}")
-    init()
+    ensure_started("addr_accessible")
     return bool(lib.addr_accessible(_address(addr), int(pe)))
 
 

@@ -59,6 +59,23 @@ def init():
         _atexit_registered = True
 
 
+def ensure_started(call):
+    """Start the runtime if needed, for the public function named ``call``.
+
+    Raises:
+        NotInitializedError: the runtime was finalized (names ``call``).
+    """
+    if lib.initialized():
+        return
+    if lib.finalized():
+        from pyshmem.errors import NotInitializedError
+
+        raise NotInitializedError(
+            f"pyshmem.{call}: called after finalize(); the runtime cannot be used again in this process"
+        )
+    init()
+
+
 def finalize():
     """Stop this PE (collective): a barrier, then the symmetric heap is released.
 
@@ -111,13 +128,13 @@ def global_exit(status=0):
 
 def my_pe():
     """Returns this PE's number, 0 .. n_pes()-1. Starts the runtime if needed."""
-    init()
+    ensure_started("my_pe")
     return lib.my_pe()
 
 
 def n_pes():
     """Returns the number of PEs in the job. Starts the runtime if needed."""
-    init()
+    ensure_started("n_pes")
     return lib.n_pes()
 
 
@@ -127,7 +144,7 @@ def pe_accessible(pe):
     Args:
         pe: a PE number (any int; out-of-range PEs are simply not accessible).
     """
-    init()
+    ensure_started("pe_accessible")
     return bool(lib.pe_accessible(int(pe)))
 
 

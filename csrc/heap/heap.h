@@ -22,8 +22,14 @@ void heap_create(State& s);
 // job (uses the bootstrap). `token` is a secret known only to the PEs of this job.
 void heap_attach_peers(State& s, const std::string& token);
 
-// Unmaps everything. Safe to call on a partly created heap.
+// Unmaps everything. Safe to call on a partly created heap (failed init).
 void heap_destroy(State& s);
+
+// At finalize: symmetric arrays may outlive the runtime in Python, and touching
+// unmapped memory would crash the process. This PE's own segment stays mapped (its
+// data stays readable); peer slots are replaced by private anonymous memory, so stale
+// views of peers read zeros instead of faulting. Everything goes at process exit.
+void heap_retire(State& s);
 
 // Sends `fd` to each local peer and receives one fd from each (index = PE, -1 for self
 // and for PEs not in `local_pes`). Used by the CPU heap and, later, for CUDA VMM handles.

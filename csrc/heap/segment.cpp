@@ -82,6 +82,17 @@ void heap_attach_peers(State& s, const std::string& token) {
   h.memfd = -1;
 }
 
+void heap_retire(State& s) {
+  Heap& h = s.heap;
+  for (int p = 0; p < static_cast<int>(h.peer_base.size()); ++p) {
+    if (!h.peer_base[p] || p == s.pe) continue;
+    ::mmap(h.peer_base[p], h.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+           -1, 0);
+  }
+  if (h.memfd >= 0) ::close(h.memfd);
+  h = Heap{};  // the reservation is intentionally left mapped
+}
+
 void heap_destroy(State& s) {
   Heap& h = s.heap;
   if (h.memfd >= 0) ::close(h.memfd);

@@ -113,7 +113,7 @@ void finalize() {
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
   s.initialized = false;
   s.finalized = true;
-  heap_destroy(s);
+  heap_retire(s);
   s.alloc.reset();
   s.boot.reset();
 }

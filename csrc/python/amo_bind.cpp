@@ -80,7 +80,7 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
   names[n++] = "ctx";
   PyObject* a[6];
   if (!parse_args(r.name, args, nargs, kwnames, names, n, n - 1, a)) return nullptr;
-  if (!ensure_init()) return nullptr;
+  if (!ensure_init(call.c_str())) return nullptr;
   int i = 0;
   PyObject* fetch_obj = r.nbi ? a[i++] : nullptr;
   PyObject* target_obj = a[i++];

@@ -7,8 +7,9 @@ namespace pyshmem {
 namespace py {
 
 // Initialises the runtime on first use (calls pyshmem's Python-level init so atexit
-// and excepthook handling are installed). Returns false with an exception set.
-bool ensure_init();
+// and excepthook handling are installed). After finalize, raises NotInitializedError
+// naming `call`. Returns false with an exception set.
+bool ensure_init(const char* call);
 
 // Copies of at least this many bytes run with the GIL released.
 constexpr Py_ssize_t kReleaseGilBytes = 64 * 1024;

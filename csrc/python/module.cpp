@@ -23,15 +23,16 @@ namespace py {
 extern PyObject* g_default_ctx;
 static PyObject* g_auto_init = nullptr;
 
-bool ensure_init() {
+bool ensure_init(const char* call) {
   if (state().initialized) return true;
+  if (state().finalized) return run_guarded([call] { require_init(call); });
   if (g_auto_init) {
     PyObject* r = PyObject_CallNoArgs(g_auto_init);
     if (!r) return false;
     Py_DECREF(r);
     return true;
   }
-  return run_guarded([] { require_init("pyshmem"); });
+  return run_guarded([call] { require_init(call); });
 }
 
 }  // namespace py

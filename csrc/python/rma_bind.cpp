@@ -45,7 +45,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
   const int n = with_signal ? 8 : (strided ? 7 : 5);
   const int nreq = with_signal ? 6 : 3;
   if (!parse_args(call + 8, args, nargs, kwnames, names, n, nreq, a)) return nullptr;
-  if (!ensure_init()) return nullptr;
+  if (!ensure_init(call)) return nullptr;
   PyObject* size_obj = a[n - 2];
   PyObject* ctx = a[n - 1];
   Buffer t, s;

@@ -37,7 +37,7 @@ PyObject* wait_or_test(bool blocking, PyObject* const* args, Py_ssize_t nargs, P
   const char* call = blocking ? "pyshmem.wait_until" : "pyshmem.test";
   static const char* const names[] = {"ivar", "cmp", "value"};
   PyObject* a[3];
-  if (!parse_args(call + 8, args, nargs, kwnames, names, 3, 3, a) || !ensure_init()) return nullptr;
+  if (!parse_args(call + 8, args, nargs, kwnames, names, 3, 3, a) || !ensure_init(call)) return nullptr;
   Buffer b;
   int code, cmp;
   alignas(8) unsigned char value[8] = {};
@@ -64,7 +64,7 @@ PyObject* py_test(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* 
 PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 8) return PyErr_SetString(PyExc_TypeError, "_wait_vector takes 8 arguments"), nullptr;
   const char* call = PyUnicode_AsUTF8(args[0]);
-  if (!call || !ensure_init()) return nullptr;
+  if (!call || !ensure_init(call)) return nullptr;
   long mode = PyLong_AsLong(args[1]);
   bool blocking = PyObject_IsTrue(args[2]);
   bool vector = PyObject_IsTrue(args[6]);
@@ -129,7 +129,7 @@ PyObject* py_signal_fetch(PyObject*, PyObject* const* args, Py_ssize_t nargs, Py
   static const char* const names[] = {"signal"};
   PyObject* a[1];
   Buffer b;
-  if (!parse_args("signal_fetch", args, nargs, kw, names, 1, 1, a) || !ensure_init() || !get_signal(call, a[0], &b))
+  if (!parse_args("signal_fetch", args, nargs, kw, names, 1, 1, a) || !ensure_init(call) || !get_signal(call, a[0], &b))
     return nullptr;
   uint64_t v = 0;
   if (!run_guarded([&] { v = signal_fetch(reinterpret_cast<uint64_t*>(b.data()), call); })) return nullptr;
@@ -143,7 +143,7 @@ PyObject* py_signal_wait_until(PyObject*, PyObject* const* args, Py_ssize_t narg
   Buffer b;
   int cmp;
   uint64_t value = 0, v = 0;
-  if (!parse_args("signal_wait_until", args, nargs, kw, names, 3, 3, a) || !ensure_init() ||
+  if (!parse_args("signal_wait_until", args, nargs, kw, names, 3, 3, a) || !ensure_init(call) ||
       !get_signal(call, a[0], &b) || !parse_cmp(call, a[1], &cmp) || !to_element(call, "value", a[2], PYSHMEM_UINT64, &value))
     return nullptr;
   uint64_t* sig = reinterpret_cast<uint64_t*>(b.data());
@@ -160,7 +160,7 @@ PyObject* py_signal_wait_until(PyObject*, PyObject* const* args, Py_ssize_t narg
 PyObject* ordering(const char* call, void (*op)(), PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   static const char* const names[] = {"ctx"};
   PyObject* a[1];
-  if (!parse_args(call + 8, args, nargs, kw, names, 1, 0, a) || !ensure_init() || !check_ctx(call, a[0])) return nullptr;
+  if (!parse_args(call + 8, args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !check_ctx(call, a[0])) return nullptr;
   if (!run_guarded(op)) return nullptr;
   Py_RETURN_NONE;
 }
@@ -173,7 +173,7 @@ PyObject* py_quiet(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
 
 PyObject* barrier(const char* call, void (*op)(const char*), Py_ssize_t nargs) {
   if (nargs) return PyErr_Format(PyExc_TypeError, "%s() takes no arguments", call + 8), nullptr;
-  if (!ensure_init()) return nullptr;
+  if (!ensure_init(call)) return nullptr;
   if (!run_nogil([&] { op(call); })) return nullptr;
   Py_RETURN_NONE;
 }
@@ -184,7 +184,7 @@ PyObject* py_sync_all(PyObject*, PyObject* const*, Py_ssize_t nargs) { return ba
 
 bool get_lock(const char* call, PyObject* const* args, Py_ssize_t nargs, Buffer* b) {
   if (nargs != 1) return PyErr_Format(PyExc_TypeError, "%s() takes exactly one argument (lock)", call + 8), false;
-  if (!ensure_init() || !get_buffer(call, "lock", args[0], true, b)) return false;
+  if (!ensure_init(call) || !get_buffer(call, "lock", args[0], true, b)) return false;
   if (b->nelems != 1 || b->itemsize != 8 || b->kind == 'f' || b->kind == 'c')
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  "lock must be a 1-element int64 symmetric array (use pyshmem.new_lock())");

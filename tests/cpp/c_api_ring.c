@@ -17,6 +17,13 @@
 
 int main(void) {
   int me, n;
+  long scratch = 0;
+  /* Before init every call fails with NOT_INIT and says how to fix it. */
+  if (pyshmem_putmem(&scratch, &scratch, sizeof scratch, 0) != PYSHMEM_ERR_NOT_INIT ||
+      strstr(pyshmem_last_error(), "before init") == NULL) {
+    fprintf(stderr, "expected NOT_INIT before init, got: %s\n", pyshmem_last_error());
+    return 1;
+  }
   CHECK(pyshmem_init());
   CHECK(pyshmem_my_pe(&me));
   CHECK(pyshmem_n_pes(&n));
@@ -74,6 +81,10 @@ int main(void) {
   if (strstr(pyshmem_last_error(), "out of range") == NULL) return 1;
   CHECK(pyshmem_free(ring));
   CHECK(pyshmem_finalize());
+  if (pyshmem_barrier_all() != PYSHMEM_ERR_NOT_INIT || strstr(pyshmem_last_error(), "after finalize") == NULL) {
+    fprintf(stderr, "expected NOT_INIT after finalize, got: %s\n", pyshmem_last_error());
+    return 1;
+  }
   printf("OK pe=%d\n", me);
   return 0;
 }
