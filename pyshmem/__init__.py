@@ -14,13 +14,17 @@ from pyshmem.memory import *  # noqa: F401,F403
 from pyshmem.rma import *  # noqa: F401,F403
 from pyshmem.amo import *  # noqa: F401,F403
 from pyshmem.signal import *  # noqa: F401,F403
-from pyshmem.sync import *  # noqa: F401,F403
+from pyshmem.waits import *  # noqa: F401,F403
 from pyshmem.lock import *  # noqa: F401,F403
-from pyshmem import errors, constants, runtime, ctx, memory, rma, amo, signal, sync, lock
-
-__version__ = "0.1.0"
+from pyshmem import errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock
 
 __all__ = (
     errors.__all__ + constants.__all__ + runtime.__all__ + ctx.__all__ + memory.__all__ + rma.__all__
-    + amo.__all__ + signal.__all__ + sync.__all__ + lock.__all__
+    + amo.__all__ + signal.__all__ + waits.__all__ + lock.__all__
 )
+
+__version__ = "0.1.0"
+
+# Submodules are imported for their names above; the module objects themselves are not
+# part of the API (shmem4py's `sync(team)` function will take that name with teams).
+del errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock

@@ -90,8 +90,8 @@ MALLOC_ATOMICS_REMOTE, MALLOC_SIGNAL_REMOTE = MALLOC.ATOMICS_REMOTE, MALLOC.SIGN
 class CTX(enum.IntFlag):
     """Context creation options."""
 
-    SERIALIZED = 1
     PRIVATE = 2
+    SERIALIZED = 1
     NOSTORE = 4
 
 

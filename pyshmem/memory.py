@@ -13,7 +13,7 @@ import numpy as np
 
 from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
-from pyshmem.runtime import ensure_started
+from pyshmem.runtime import as_pe, ensure_started, where
 
 _live = {}  # address -> bytes requested, for every live allocation of this process
 
@@ -115,9 +115,12 @@ def free(mem):
             )
     else:
         addr = ctypes.addressof(owner)
-        if isinstance(mem, np.ndarray) and mem.nbytes and _address(mem) != addr:
+        nbytes = memoryview(mem).nbytes if isinstance(mem, memoryview) else getattr(mem, "nbytes", None)
+        whole = addr in _live and nbytes == _live[addr] and (not isinstance(mem, np.ndarray) or _address(mem) == addr)
+        if addr in _live and not whole:
             raise InvalidArgumentError(
-                "pyshmem.free: the array is a view into a symmetric allocation; free the array the allocator returned"
+                f"{where('free')}: the array is a view into a symmetric allocation of {_live[addr]} bytes; "
+                "free the array the allocator returned"
             )
     if addr not in _live:
         raise InvalidArgumentError(
@@ -226,9 +229,14 @@ def ptr(target, pe):
     """
     if not isinstance(target, np.ndarray):
         raise ShmemTypeError(f"pyshmem.ptr: target must be a NumPy array, got {type(target).__name__}")
+    pe = as_pe("ptr", pe)
     ensure_started("ptr")
+    if not 0 <= pe < lib.n_pes():
+        raise InvalidArgumentError(
+            f"{where('ptr')}: PE {pe} is out of range; valid PEs are 0..{lib.n_pes() - 1} (n_pes() == {lib.n_pes()})"
+        )
     addr = _address(target)
-    peer = lib.ptr(addr, int(pe), "pyshmem.ptr")
+    peer = lib.ptr(addr, pe, "pyshmem.ptr")
     if peer is None:
         return None
     item = target.dtype.itemsize
@@ -250,8 +258,9 @@ def addr_accessible(addr, pe):
     """
     if not isinstance(addr, np.ndarray):
         raise ShmemTypeError(f"pyshmem.addr_accessible: addr must be a NumPy array, got {type(addr).__name__}")
+    pe = as_pe("addr_accessible", pe)
     ensure_started("addr_accessible")
-    return bool(lib.addr_accessible(_address(addr), int(pe)))
+    return 0 <= pe < lib.n_pes() and bool(lib.addr_accessible(_address(addr), pe))
 
 
 __all__ = [

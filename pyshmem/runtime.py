@@ -7,6 +7,7 @@ exit unless called before. A program started without ``shmemrun`` is a one-PE jo
 """
 
 import atexit
+import operator
 import sys
 
 from pyshmem._lib import lib
@@ -76,6 +77,25 @@ def ensure_started(call):
     init()
 
 
+def where(call):
+    """Returns ``"pyshmem.<call> on PE <k>"`` (without the PE before init), for messages."""
+    return f"pyshmem.{call} on PE {lib.my_pe()}" if lib.initialized() else f"pyshmem.{call}"
+
+
+def as_pe(call, pe):
+    """Converts a PE argument to int, rejecting non-integers (e.g. 1.5, 'a').
+
+    Raises:
+        ShmemTypeError: ``pe`` is not an integer.
+    """
+    try:
+        return operator.index(pe)
+    except TypeError:
+        from pyshmem.errors import ShmemTypeError
+
+        raise ShmemTypeError(f"{where(call)}: pe must be an integer, not {type(pe).__name__}") from None
+
+
 def finalize():
     """Stop this PE (collective): a barrier, then the symmetric heap is released.
 
@@ -105,7 +125,14 @@ def init_thread(requested=THREAD_MULTIPLE):
         THREAD: always ``THREAD_MULTIPLE``; every one-sided call may come from any
         thread (allocation and collectives must still be called by one thread per PE).
     """
-    THREAD(requested)  # validates
+    try:
+        THREAD(requested)
+    except ValueError:
+        from pyshmem.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            f"pyshmem.init_thread: {requested!r} is not a thread level; use THREAD_SINGLE/FUNNELED/SERIALIZED/MULTIPLE"
+        ) from None
     init()
     return THREAD.MULTIPLE
 
@@ -121,9 +148,15 @@ def global_exit(status=0):
     Args:
         status: exit status of this PE (shmemrun's exit code).
     """
+    try:
+        status = operator.index(status)
+    except TypeError:
+        from pyshmem.errors import ShmemTypeError
+
+        raise ShmemTypeError(f"{where('global_exit')}: status must be an integer, not {type(status).__name__}") from None
     sys.stdout.flush()
     sys.stderr.flush()
-    lib.global_exit(int(status))
+    lib.global_exit(status & 0xFF if status >= 0 else 1)
 
 
 def my_pe():
@@ -144,8 +177,9 @@ def pe_accessible(pe):
     Args:
         pe: a PE number (any int; out-of-range PEs are simply not accessible).
     """
+    pe = as_pe("pe_accessible", pe)
     ensure_started("pe_accessible")
-    return bool(lib.pe_accessible(int(pe)))
+    return 0 <= pe < lib.n_pes() and bool(lib.pe_accessible(pe))
 
 
 def info_get_version():

@@ -14,7 +14,7 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
   require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
   if (sig_op != PYSHMEM_SIGNAL_SET && sig_op != PYSHMEM_SIGNAL_ADD)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "sig_op must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(sig_op) + ")");
+         "signal operation (sigop) must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(sig_op) + ")");
   const Transport* t = s.route[pe];
   if (nbytes) t->put(s, dest, src, nbytes, pe);
   t->fence(s);  // the data must be visible before the signal

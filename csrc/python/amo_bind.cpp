@@ -27,31 +27,31 @@ struct AmoRow {
 #define ROW(name, op, cls, cond, value, fetching, nbi, doc) \
   {"atomic_" #name, PYSHMEM_AMO_##op, cls, cond, value, fetching, nbi, doc}
 const AmoRow kAmoRows[] = {
-    ROW(fetch, FETCH, kExtended, false, false, true, false, "atomic_fetch(source, pe, ctx=None) -> value of source on pe"),
-    ROW(set, SET, kExtended, false, true, false, false, "atomic_set(target, value, pe, ctx=None): store value atomically"),
-    ROW(swap, SWAP, kExtended, false, true, true, false, "atomic_swap(target, value, pe, ctx=None) -> previous value"),
+    ROW(fetch, FETCH, kExtended, false, false, true, false, "atomic_fetch(source, pe, ctx=None)\n--\n\nReturns value of source on pe."),
+    ROW(set, SET, kExtended, false, true, false, false, "atomic_set(target, value, pe, ctx=None)\n--\n\nStore value atomically."),
+    ROW(swap, SWAP, kExtended, false, true, true, false, "atomic_swap(target, value, pe, ctx=None)\n--\n\nReturns previous value."),
     ROW(compare_swap, COMPARE_SWAP, kStandard, true, true, true, false,
-        "atomic_compare_swap(target, cond, value, pe, ctx=None) -> previous value; stores value if it equaled cond"),
-    ROW(fetch_inc, INC, kStandard, false, false, true, false, "atomic_fetch_inc(target, pe, ctx=None) -> previous value"),
-    ROW(inc, INC, kStandard, false, false, false, false, "atomic_inc(target, pe, ctx=None): add 1"),
-    ROW(fetch_add, ADD, kStandard, false, true, true, false, "atomic_fetch_add(target, value, pe, ctx=None) -> previous value"),
-    ROW(add, ADD, kStandard, false, true, false, false, "atomic_add(target, value, pe, ctx=None)"),
-    ROW(fetch_and, AND, kBitwise, false, true, true, false, "atomic_fetch_and(target, value, pe, ctx=None) -> previous value"),
-    ROW(and, AND, kBitwise, false, true, false, false, "atomic_and(target, value, pe, ctx=None)"),
-    ROW(fetch_or, OR, kBitwise, false, true, true, false, "atomic_fetch_or(target, value, pe, ctx=None) -> previous value"),
-    ROW(or, OR, kBitwise, false, true, false, false, "atomic_or(target, value, pe, ctx=None)"),
-    ROW(fetch_xor, XOR, kBitwise, false, true, true, false, "atomic_fetch_xor(target, value, pe, ctx=None) -> previous value"),
-    ROW(xor, XOR, kBitwise, false, true, false, false, "atomic_xor(target, value, pe, ctx=None)"),
+        "atomic_compare_swap(target, cond, value, pe, ctx=None)\n--\n\nReturns previous value; stores value if it equaled cond."),
+    ROW(fetch_inc, INC, kStandard, false, false, true, false, "atomic_fetch_inc(target, pe, ctx=None)\n--\n\nReturns previous value."),
+    ROW(inc, INC, kStandard, false, false, false, false, "atomic_inc(target, pe, ctx=None)\n--\n\nAdd 1."),
+    ROW(fetch_add, ADD, kStandard, false, true, true, false, "atomic_fetch_add(target, value, pe, ctx=None)\n--\n\nReturns previous value."),
+    ROW(add, ADD, kStandard, false, true, false, false, "atomic_add(target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_and, AND, kBitwise, false, true, true, false, "atomic_fetch_and(target, value, pe, ctx=None)\n--\n\nReturns previous value."),
+    ROW(and, AND, kBitwise, false, true, false, false, "atomic_and(target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_or, OR, kBitwise, false, true, true, false, "atomic_fetch_or(target, value, pe, ctx=None)\n--\n\nReturns previous value."),
+    ROW(or, OR, kBitwise, false, true, false, false, "atomic_or(target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_xor, XOR, kBitwise, false, true, true, false, "atomic_fetch_xor(target, value, pe, ctx=None)\n--\n\nReturns previous value."),
+    ROW(xor, XOR, kBitwise, false, true, false, false, "atomic_xor(target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
     ROW(fetch_nbi, FETCH, kExtended, false, false, true, true,
-        "atomic_fetch_nbi(fetch, source, pe, ctx=None): fetch[0] = source on pe, complete after quiet()"),
-    ROW(swap_nbi, SWAP, kExtended, false, true, true, true, "atomic_swap_nbi(fetch, target, value, pe, ctx=None)"),
+        "atomic_fetch_nbi(fetch, source, pe, ctx=None)\n--\n\nFetch[0] = source on pe, complete after quiet()."),
+    ROW(swap_nbi, SWAP, kExtended, false, true, true, true, "atomic_swap_nbi(fetch, target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
     ROW(compare_swap_nbi, COMPARE_SWAP, kStandard, true, true, true, true,
-        "atomic_compare_swap_nbi(fetch, target, cond, value, pe, ctx=None)"),
-    ROW(fetch_inc_nbi, INC, kStandard, false, false, true, true, "atomic_fetch_inc_nbi(fetch, target, pe, ctx=None)"),
-    ROW(fetch_add_nbi, ADD, kStandard, false, true, true, true, "atomic_fetch_add_nbi(fetch, target, value, pe, ctx=None)"),
-    ROW(fetch_and_nbi, AND, kBitwise, false, true, true, true, "atomic_fetch_and_nbi(fetch, target, value, pe, ctx=None)"),
-    ROW(fetch_or_nbi, OR, kBitwise, false, true, true, true, "atomic_fetch_or_nbi(fetch, target, value, pe, ctx=None)"),
-    ROW(fetch_xor_nbi, XOR, kBitwise, false, true, true, true, "atomic_fetch_xor_nbi(fetch, target, value, pe, ctx=None)"),
+        "atomic_compare_swap_nbi(fetch, target, cond, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_inc_nbi, INC, kStandard, false, false, true, true, "atomic_fetch_inc_nbi(fetch, target, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_add_nbi, ADD, kStandard, false, true, true, true, "atomic_fetch_add_nbi(fetch, target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_and_nbi, AND, kBitwise, false, true, true, true, "atomic_fetch_and_nbi(fetch, target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_or_nbi, OR, kBitwise, false, true, true, true, "atomic_fetch_or_nbi(fetch, target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
+    ROW(fetch_xor_nbi, XOR, kBitwise, false, true, true, true, "atomic_fetch_xor_nbi(fetch, target, value, pe, ctx=None)\n--\n\nSee the OpenSHMEM atomic of the same name; the target is a 1-element symmetric array."),
 };
 #undef ROW
 constexpr int kNumRows = sizeof(kAmoRows) / sizeof(kAmoRows[0]);
@@ -91,12 +91,13 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
   const char* c = call.c_str();
   Buffer t, f;
   int pe;
-  if (!get_buffer(c, names[r.nbi ? 1 : 0], target_obj, r.op != PYSHMEM_AMO_FETCH, &t) || !parse_pe(c, pe_obj, &pe) ||
+  if (!reject_scalar(c, names[r.nbi ? 1 : 0], target_obj) ||
+      !get_buffer(c, names[r.nbi ? 1 : 0], target_obj, r.op != PYSHMEM_AMO_FETCH, &t) || !parse_pe(c, pe_obj, &pe) ||
       !check_ctx(c, ctx))
     return nullptr;
   if (t.nelems != 1)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), c,
-                 "the atomic target must be a 1-element symmetric array (e.g. a[i:i+1] or a 0-d array), got " +
+                 std::string(names[r.nbi ? 1 : 0]) + " must be a 1-element symmetric array (e.g. a[i:i+1] or a 0-d array), got " +
                      std::to_string(t.nelems) + " elements"),
            nullptr;
   const int code = dtype_code(t);

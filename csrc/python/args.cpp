@@ -31,7 +31,7 @@ bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyOb
                 int n, int nrequired, PyObject** out) {
   for (int i = 0; i < n; ++i) out[i] = nullptr;
   if (nargs > n) {
-    PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname, n, nargs);
+    PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() takes at most %d arguments (%zd given)", fname, n, nargs);
     return false;
   }
   for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
@@ -44,11 +44,11 @@ bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyOb
       for (int i = 0; i < n; ++i)
         if (std::strcmp(key, names[i]) == 0) slot = i;
       if (slot < 0) {
-        PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", fname, key);
+        PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() got an unexpected keyword argument '%s'", fname, key);
         return false;
       }
       if (out[slot]) {
-        PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname, key);
+        PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() got multiple values for argument '%s'", fname, key);
         return false;
       }
       out[slot] = args[nargs + k];
@@ -56,7 +56,7 @@ bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyOb
   }
   for (int i = 0; i < nrequired; ++i)
     if (!out[i]) {
-      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)", fname, names[i], i + 1);
+      PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() missing required argument '%s' (pos %d)", fname, names[i], i + 1);
       return false;
     }
   for (int i = 0; i < n; ++i)
@@ -122,8 +122,15 @@ bool numpy_fast(PyObject* obj, Buffer* out) {
 
 }  // namespace
 
+bool reject_scalar(const char* call, const char* role, PyObject* obj) {
+  if (!PyArray_API || !PyArray_IsScalar(obj, Generic)) return true;
+  return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+               std::string(role) +
+                   " is a NumPy scalar (a[i] is a copy, not the symmetric element); pass a 1-element slice a[i:i+1]");
+}
+
 bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out) {
-  if (!obj) return raise(PyExc_TypeError, call, std::string(role) + " is required");
+  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
   if (numpy_fast(obj, out)) {
     if (writable && out->readonly)
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
@@ -189,11 +196,11 @@ int dtype_code(const Buffer& b) {
 }
 
 bool parse_int(const char* call, const char* role, PyObject* obj, long long* out) {
-  if (!obj) return raise(PyExc_TypeError, call, std::string(role) + " is required");
+  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
   PyObject* idx = PyNumber_Index(obj);
   if (!idx) {
     PyErr_Clear();
-    return raise(PyExc_TypeError, call, std::string(role) + " must be an integer, not " + Py_TYPE(obj)->tp_name);
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " must be an integer, not " + Py_TYPE(obj)->tp_name);
   }
   int overflow = 0;
   *out = PyLong_AsLongLongAndOverflow(idx, &overflow);
@@ -203,15 +210,29 @@ bool parse_int(const char* call, const char* role, PyObject* obj, long long* out
 }
 
 bool parse_pe(const char* call, PyObject* obj, int* out) {
+  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, "pe is required (got None); pass a PE number");
   long long v;
+  int overflow = 0;
   if (PyLong_CheckExact(obj)) {
-    int overflow = 0;
     v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow) v = -1;
-  } else if (!parse_int(call, "pe", obj, &v)) {
-    return false;
+  } else {
+    PyObject* idx = PyNumber_Index(obj);
+    if (!idx) {
+      PyErr_Clear();
+      return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string("pe must be an integer, not ") + Py_TYPE(obj)->tp_name);
+    }
+    v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    Py_DECREF(idx);
   }
   const State& s = state();
+  if (overflow) {
+    PyObject* text = PyObject_Str(obj);
+    std::string shown = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "?";
+    Py_XDECREF(text);
+    PyErr_Clear();
+    return raise(error_class(PYSHMEM_ERR_PE_RANGE), call,
+                 "PE " + shown + " is out of range; valid PEs are 0.." + std::to_string(s.npes - 1));
+  }
   if (s.initialized && (v < 0 || v >= s.npes))
     return raise(error_class(PYSHMEM_ERR_PE_RANGE), call,
                  "PE " + std::to_string(v) + " is out of range; valid PEs are 0.." + std::to_string(s.npes - 1) +
@@ -231,10 +252,14 @@ bool parse_size(const char* call, PyObject* obj, Py_ssize_t* out) {
 }
 
 bool to_element(const char* call, const char* role, PyObject* obj, int code, void* out) {
-  if (!obj) return raise(PyExc_TypeError, call, std::string(role) + " is required");
+  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
   if (code == PYSHMEM_FLOAT32 || code == PYSHMEM_FLOAT64) {
     double d = PyFloat_AsDouble(obj);
-    if (d == -1.0 && PyErr_Occurred()) return false;
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                   std::string(role) + " must be a number for a floating-point array, not " + Py_TYPE(obj)->tp_name);
+    }
     if (code == PYSHMEM_FLOAT32) {
       float f = static_cast<float>(d);
       std::memcpy(out, &f, sizeof f);
@@ -246,7 +271,7 @@ bool to_element(const char* call, const char* role, PyObject* obj, int code, voi
   PyObject* idx = PyNumber_Index(obj);
   if (!idx) {
     PyErr_Clear();
-    return raise(PyExc_TypeError, call, std::string(role) + " must be an integer for an integer array, not " +
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " must be an integer for an integer array, not " +
                                             Py_TYPE(obj)->tp_name);
   }
   const size_t size = PYSHMEM_DTYPE_SIZE(code);
@@ -270,7 +295,7 @@ bool to_element(const char* call, const char* role, PyObject* obj, int code, voi
   Py_DECREF(idx);
   if (!fits) {
     PyErr_Clear();
-    return raise(PyExc_OverflowError, call,
+    return raise(error_class(PYSHMEM_ERR_OVERFLOW), call,
                  std::string(role) + " does not fit in the array's element type");
   }
   if (is_unsigned) std::memcpy(out, &u, size);  // little-endian: low bytes first
@@ -295,7 +320,7 @@ PyObject* from_element(int code, const void* p) {
 }
 
 bool parse_cmp(const char* call, PyObject* obj, int* out) {
-  if (!obj) return raise(PyExc_TypeError, call, "cmp is required");
+  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, "cmp is required");
   if (PyUnicode_Check(obj)) {
     static const struct { const char* text; int cmp; } table[] = {
         {"==", PYSHMEM_CMP_EQ}, {"!=", PYSHMEM_CMP_NE}, {">", PYSHMEM_CMP_GT}, {"<=", PYSHMEM_CMP_LE},

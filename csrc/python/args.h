@@ -53,6 +53,10 @@ bool numpy_import();
 // are rejected with a message naming `role`). Returns false with an exception set.
 bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out);
 
+// Fails with a hint to use a[i:i+1] when obj is a NumPy scalar (used for arguments that
+// must be symmetric elements: atomic targets, wait variables, signals, locks).
+bool reject_scalar(const char* call, const char* role, PyObject* obj);
+
 // Same element type? Sets TypeError naming both when not.
 bool same_type(const char* call, const Buffer& a, const char* a_role, const Buffer& b, const char* b_role);
 

@@ -26,6 +26,7 @@ ErrorClass g_classes[] = {
     {"ShmemTimeoutError", &PyExc_TimeoutError, "A bounded wait or the rendezvous timed out.", nullptr},
     {"CollectiveMismatchError", &PyExc_RuntimeError, "PEs disagree in a collective call.", nullptr},
     {"InternalError", &PyExc_RuntimeError, "A bug in pyshmem; please report it.", nullptr},
+    {"ValueOverflowError", &PyExc_OverflowError, "A value does not fit the array's element type.", nullptr},
 };
 PyObject* g_base = nullptr;
 
@@ -44,6 +45,7 @@ PyObject* error_class(pyshmem_status st) {
     case PYSHMEM_ERR_NOT_IMPLEMENTED: return g_classes[6].type;
     case PYSHMEM_ERR_TIMEOUT: return g_classes[7].type;
     case PYSHMEM_ERR_MISMATCH: return g_classes[8].type;
+    case PYSHMEM_ERR_OVERFLOW: return g_classes[10].type;
     default: return g_classes[9].type;
   }
 }

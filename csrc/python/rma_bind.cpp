@@ -83,9 +83,19 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
   Buffer sigbuf;
   if (with_signal) {
     long long op;
-    if (!get_buffer(call, "signal", a[3], true, &sigbuf) || !to_element(call, "value", a[4], PYSHMEM_UINT64, &sigval) ||
-        !parse_int(call, "sigop", a[5], &op))
+    if (!reject_scalar(call, "signal", a[3]) || !get_buffer(call, "signal", a[3], true, &sigbuf) ||
+        !to_element(call, "value", a[4], PYSHMEM_UINT64, &sigval) || !parse_int(call, "sigop", a[5], &op))
       return nullptr;
+    // Validate everything before moving any data: a rejected call must not write.
+    if (op != PYSHMEM_SIGNAL_SET && op != PYSHMEM_SIGNAL_ADD)
+      return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                   "sigop must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(op) + ")"),
+             nullptr;
+    if (!is_symmetric(sigbuf.data(), sizeof(uint64_t)))
+      return raise(error_class(PYSHMEM_ERR_NOT_SYMMETRIC), call,
+                   "signal is not symmetric memory: allocate it with pyshmem.new_signal() (or pyshmem.array/empty/zeros/"
+                   "new_array; a plain NumPy array exists only on this PE)"),
+             nullptr;
     if (sigbuf.nelems != 1 || sigbuf.itemsize != 8 || sigbuf.kind != 'u')
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                    "signal must be a 1-element uint64 symmetric array (use pyshmem.new_signal())"),

@@ -21,7 +21,7 @@ bool run_nogil(F&& f) {
 
 // ivar: 1-element integer buffer; fills code.
 bool get_ivar(const char* call, const char* role, PyObject* obj, Buffer* b, int* code, bool writable = false) {
-  if (!get_buffer(call, role, obj, writable, b)) return false;
+  if (!reject_scalar(call, role, obj) || !get_buffer(call, role, obj, writable, b)) return false;
   if (b->nelems != 1)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  std::string(role) + " must be a 1-element symmetric array (e.g. a[i:i+1]), got " +
@@ -117,7 +117,7 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 bool get_signal(const char* call, PyObject* obj, Buffer* b) {
-  if (!get_buffer(call, "signal", obj, false, b)) return false;
+  if (!reject_scalar(call, "signal", obj) || !get_buffer(call, "signal", obj, false, b)) return false;
   if (b->nelems != 1 || b->itemsize != 8 || b->kind != 'u')
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  "signal must be a 1-element uint64 symmetric array (use pyshmem.new_signal())");
@@ -172,7 +172,7 @@ PyObject* py_quiet(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
 }
 
 PyObject* barrier(const char* call, void (*op)(const char*), Py_ssize_t nargs) {
-  if (nargs) return PyErr_Format(PyExc_TypeError, "%s() takes no arguments", call + 8), nullptr;
+  if (nargs) return PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() takes no arguments", call + 8), nullptr;
   if (!ensure_init(call)) return nullptr;
   if (!run_nogil([&] { op(call); })) return nullptr;
   Py_RETURN_NONE;
@@ -182,17 +182,20 @@ PyObject* py_barrier_all(PyObject*, PyObject* const*, Py_ssize_t nargs) {
 }
 PyObject* py_sync_all(PyObject*, PyObject* const*, Py_ssize_t nargs) { return barrier("pyshmem.sync_all", sync_all, nargs); }
 
-bool get_lock(const char* call, PyObject* const* args, Py_ssize_t nargs, Buffer* b) {
-  if (nargs != 1) return PyErr_Format(PyExc_TypeError, "%s() takes exactly one argument (lock)", call + 8), false;
-  if (!ensure_init(call) || !get_buffer(call, "lock", args[0], true, b)) return false;
+bool get_lock(const char* call, PyObject* const* args, Py_ssize_t nargs, PyObject* kw, Buffer* b) {
+  static const char* const names[] = {"lock"};
+  PyObject* a[1];
+  if (!parse_args(call + 8, args, nargs, kw, names, 1, 1, a) || !ensure_init(call) ||
+      !reject_scalar(call, "lock", a[0]) || !get_buffer(call, "lock", a[0], true, b))
+    return false;
   if (b->nelems != 1 || b->itemsize != 8 || b->kind == 'f' || b->kind == 'c')
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  "lock must be a 1-element int64 symmetric array (use pyshmem.new_lock())");
   return true;
 }
-PyObject* py_set_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* py_set_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   Buffer b;
-  if (!get_lock("pyshmem.set_lock", args, nargs, &b)) return nullptr;
+  if (!get_lock("pyshmem.set_lock", args, nargs, kw, &b)) return nullptr;
   auto* lock = reinterpret_cast<int64_t*>(b.data());
   bool got = false;
   if (!run_guarded([&] { got = test_lock(lock, "pyshmem.set_lock"); })) return nullptr;
@@ -200,16 +203,16 @@ PyObject* py_set_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!got && !run_nogil([&] { set_lock(lock, "pyshmem.set_lock"); })) return nullptr;
   Py_RETURN_NONE;
 }
-PyObject* py_test_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* py_test_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   Buffer b;
-  if (!get_lock("pyshmem.test_lock", args, nargs, &b)) return nullptr;
+  if (!get_lock("pyshmem.test_lock", args, nargs, kw, &b)) return nullptr;
   bool got = false;
   if (!run_guarded([&] { got = test_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.test_lock"); })) return nullptr;
   return PyBool_FromLong(!got);  // OpenSHMEM/shmem4py: False means "acquired"
 }
-PyObject* py_clear_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* py_clear_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   Buffer b;
-  if (!get_lock("pyshmem.clear_lock", args, nargs, &b)) return nullptr;
+  if (!get_lock("pyshmem.clear_lock", args, nargs, kw, &b)) return nullptr;
   if (!run_guarded([&] { clear_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.clear_lock"); })) return nullptr;
   Py_RETURN_NONE;
 }
@@ -222,18 +225,18 @@ constexpr int KW = METH_FASTCALL | METH_KEYWORDS;
 PyMethodDef kSyncMethods[] = {
     FAST(wait_until, KW, "wait_until(ivar, cmp, value)\n--\n\nBlock until the local symmetric ivar (1 element) compares "
                          "`cmp` to value. Acquire: data written before the update that satisfied it is visible."),
-    FAST(test, KW, "test(ivar, cmp, value) -> bool\n--\n\nTrue when ivar compares `cmp` to value (acquire when True)."),
+    FAST(test, KW, "test(ivar, cmp, value)\n--\n\nReturns True when ivar compares `cmp` to value (acquire when True)."),
     FAST(wait_vector, METH_FASTCALL, "internal: vector waits/tests used by pyshmem.sync"),
-    FAST(signal_fetch, KW, "signal_fetch(signal) -> int\n--\n\nThe local value of a signal (acquire)."),
-    FAST(signal_wait_until, KW, "signal_wait_until(signal, cmp, value) -> int\n--\n\n"
-                                "Block until the local signal compares `cmp` to value; returns the signal's value."),
+    FAST(signal_fetch, KW, "signal_fetch(signal)\n--\n\nReturns the local value of a signal (acquire)."),
+    FAST(signal_wait_until, KW, "signal_wait_until(signal, cmp, value)\n--\n\n"
+                                "Block until the local signal compares `cmp` to value; returns the signal's value (int)."),
     FAST(fence, KW, "fence(ctx=None)\n--\n\nOrder puts, AMOs and signals issued before it to each PE before those after it."),
     FAST(quiet, KW, "quiet(ctx=None)\n--\n\nComplete every put/AMO/signal issued so far: visible on their target PEs."),
     FAST(barrier_all, METH_FASTCALL, "barrier_all()\n--\n\nquiet(), then wait until every PE has entered barrier_all()."),
     FAST(sync_all, METH_FASTCALL, "sync_all()\n--\n\nWait until every PE has entered sync_all() (no quiet)."),
-    FAST(set_lock, METH_FASTCALL, "set_lock(lock)\n--\n\nAcquire a distributed lock (FIFO); blocks."),
-    FAST(test_lock, METH_FASTCALL, "test_lock(lock) -> bool\n--\n\nTry to acquire; returns False when acquired, True when held by another."),
-    FAST(clear_lock, METH_FASTCALL, "clear_lock(lock)\n--\n\nquiet(), then release the lock."),
+    FAST(set_lock, KW, "set_lock(lock)\n--\n\nAcquire a distributed lock (FIFO); blocks."),
+    FAST(test_lock, KW, "test_lock(lock)\n--\n\nTry to acquire the lock once; returns False when acquired, True when held by another."),
+    FAST(clear_lock, KW, "clear_lock(lock)\n--\n\nquiet(), then release the lock."),
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace py

@@ -67,7 +67,8 @@ enum pyshmem_status {
   PYSHMEM_ERR_TIMEOUT = 10,     /* TimeoutError       */
   PYSHMEM_ERR_MISMATCH = 11,    /* RuntimeError: PEs disagree in a collective call */
   PYSHMEM_ERR_INTERRUPTED = 12, /* a wait was interrupted (Python: the pending signal's exception) */
-  PYSHMEM_ERR_INTERNAL = 13     /* RuntimeError       */
+  PYSHMEM_ERR_INTERNAL = 13,    /* RuntimeError       */
+  PYSHMEM_ERR_OVERFLOW = 14     /* OverflowError: a value does not fit the element type */
 };
 
 #ifdef __cplusplus

@@ -1,9 +1,10 @@
-"""Collective allocation with a different size on one PE, under PYSHMEM_DEBUG=1.
+"""Collective allocation and free that differ on one PE, under PYSHMEM_DEBUG=1.
 
-argv: <odd PE>. That PE asks for twice the bytes. Every PE must get
-CollectiveMismatchError (printed as ``MISMATCH pe=<k> <type>: <message>``); the
-check runs before anything is allocated, so the job then goes on: a matched
-allocation, a put around the ring and a barrier (``OK pe=<k>``).
+argv: <odd PE>. That PE asks for twice the bytes, and later frees another array than
+the others. Every PE must get CollectiveMismatchError each time (printed as
+``MISMATCH pe=<k> [<classes>]: <message>`` and ``FREE-MISMATCH pe=<k> ...``). The checks
+run before anything changes, so the job then goes on: matched frees, a put around the
+ring and a barrier (``OK pe=<k>``).
 """
 
 import sys
@@ -23,6 +24,14 @@ else:
     print(f"NO-MISMATCH pe={me}", flush=True)
 
 a = shmem.zeros(4, dtype=np.int64)
+b = shmem.zeros(4, dtype=np.int64)
+try:
+    shmem.free(b if me == odd else a)
+except shmem.CollectiveMismatchError as exc:
+    print(f"FREE-MISMATCH pe={me}: {exc}", flush=True)
+else:
+    print(f"NO-MISMATCH pe={me} (free)", flush=True)
+shmem.free(b)
 shmem.put(a, np.full(4, me, dtype=np.int64), (me + 1) % npes)
 shmem.barrier_all()
 assert (a == (me - 1) % npes).all(), f"PE {me}: {a}"
