@@ -28,7 +28,10 @@ def _excepthook(exc_type, exc, tb):
 
 
 def _finalize_at_exit():
-    if _abnormal_exit or not lib.initialized():
+    # After an uncaught exception, or a wait/barrier abandoned by Ctrl-C, the PEs are
+    # no longer in step: a collective finalize could wait forever. Exit without it
+    # (the OS releases the heap; the launcher ends the other PEs).
+    if _abnormal_exit or not lib.initialized() or lib.wait_interrupted():
         return
     try:
         lib.finalize()

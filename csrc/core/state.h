@@ -71,6 +71,9 @@ struct State {
   std::unique_ptr<Allocator> alloc;
   std::vector<const Transport*> route;  // per PE: the transport that reaches it
   std::uint64_t barrier_epoch = 0;      // completed barriers of this PE
+  // A wait or barrier was abandoned (Ctrl-C): collectives may be out of step with the
+  // other PEs, so the finalize run at exit must not wait in a barrier.
+  bool wait_interrupted = false;
   std::string job_id;
 
   State();

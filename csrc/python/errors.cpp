@@ -1,6 +1,7 @@
 #include "python/errors.h"
 
 #include "core/backoff.h"
+#include "core/state.h"
 
 namespace pyshmem {
 namespace py {
@@ -56,7 +57,10 @@ void interrupt_hook() {
   PyGILState_STATE g = PyGILState_Ensure();
   int rc = PyErr_CheckSignals();
   PyGILState_Release(g);
-  if (rc != 0) throw PythonErrorAlreadySet{};
+  if (rc != 0) {
+    state().wait_interrupted = true;
+    throw PythonErrorAlreadySet{};
+  }
 }
 
 }  // namespace

@@ -444,13 +444,16 @@ def _load_run_module():
 
 def test_launch_function_in_process(tmp_path, capfd):
     run = _load_run_module()
+    # Every PE prints before PE 1 fails, otherwise PE 0 may be ended before it prints.
     child = script(tmp_path, '''
         print("v", os.environ["V"], PE, flush=True)
+        mark(f"printed.{PE}")
+        wait_for_all("printed")
         sys.exit(4 if PE == 1 else 0)
         ''')
     handlers = {s: signal.getsignal(s)
                 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)}
-    assert run.launch([str(child)], 2, tag_output=True, env={"V": "x"}) == 4
+    assert run.launch([str(child), str(tmp_path)], 2, tag_output=True, env={"V": "x"}) == 4
     # launch() must leave the caller's signal handlers as they were.
     assert handlers == {s: signal.getsignal(s) for s in handlers}
     out, err = capfd.readouterr()
