@@ -146,7 +146,7 @@ def main(argv=None):
         return 0
     for k in ("put8_quiet_us", "pingpong_oneway_us", "barrier_all_us"):
         res[k] *= 1e6
-    print(f"pyshmem {shmem.info_get_name()} host API, 2 PEs, CPU backend (medians of {args.batches} batches)")
+    print(f"pyshmem {shmem.__version__} host API, 2 PEs, CPU backend (medians of {args.batches} batches)")
     print(f"  8-byte put + quiet      {res['put8_quiet_us']:8.3f} us   (target <= 0.5)")
     print(f"  ping-pong one-way       {res['pingpong_oneway_us']:8.3f} us   (target <= 1.5)")
     print(f"  barrier_all             {res['barrier_all_us']:8.3f} us")
