@@ -17,6 +17,9 @@
 #include "transport/transport.h"
 
 namespace pyshmem {
+
+void device_state_fill(const State& s);  // host/device_state.cpp
+
 namespace {
 
 std::string random_bytes(size_t n) {
@@ -97,6 +100,7 @@ void init() {
     s.barrier_epoch = 0;
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
+    device_state_fill(s);
     log_debug("init: %d PEs, %zu local, heap %zu bytes", s.npes, s.local_pes.size(), s.heap.size);
   } catch (...) {
     heap_destroy(s);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyshmem/device_state.h"
 #include "pyshmem/pyshmem.h"
 
 #define CHECK(call)                                                              \
@@ -68,6 +69,20 @@ int main(void) {
   void* p;
   CHECK(pyshmem_ptr(ring, (me + 1) % n, &p));
   if (!p) return 1;
+  /* The device state gives the same peer addresses as pyshmem_ptr, by arithmetic. */
+  const pyshmem_device_state* ds;
+  CHECK(pyshmem_device_state_get(&ds));
+  if (ds->version != PYSHMEM_DEVICE_STATE_VERSION || ds->my_pe != me || ds->n_pes != n) return 1;
+  for (int pe = 0; pe < n; ++pe) {
+    void* q;
+    CHECK(pyshmem_ptr(ring, pe, &q));
+    uint64_t computed = (uint64_t)(uintptr_t)ring + (uint64_t)((int64_t)(pe - me) * (int64_t)ds->heap_stride);
+    if (!(ds->peer_flags[pe] & PYSHMEM_PEER_LOAD_STORE) || (uint64_t)(uintptr_t)q != computed) {
+      fprintf(stderr, "device state disagrees with pyshmem_ptr for PE %d\n", pe);
+      return 1;
+    }
+  }
+  if ((uint64_t)(uintptr_t)ring < ds->heap_base + (uint64_t)me * ds->heap_stride + ds->user_offset) return 1;
   CHECK(pyshmem_barrier_all());
   if (me == 0) { /* nobody holds the lock after the barrier: test_lock takes it */
     CHECK(pyshmem_test_lock(lock, &held));
@@ -81,6 +96,7 @@ int main(void) {
   if (strstr(pyshmem_last_error(), "out of range") == NULL) return 1;
   CHECK(pyshmem_free(ring));
   CHECK(pyshmem_finalize());
+  if (pyshmem_device_state_get(&ds) != PYSHMEM_ERR_NOT_INIT) return 1;
   if (pyshmem_barrier_all() != PYSHMEM_ERR_NOT_INIT || strstr(pyshmem_last_error(), "after finalize") == NULL) {
     fprintf(stderr, "expected NOT_INIT after finalize, got: %s\n", pyshmem_last_error());
     return 1;

@@ -1,0 +1,44 @@
+/* pyshmem/device_state.h: the per-PE facts that code running outside the host API (the
+ * device API in a later issue: CUDA kernels, the host-compiled device build) needs to
+ * compute peer addresses without calling into the runtime.
+ *
+ * Filled once by pyshmem_init() and constant until pyshmem_finalize(). Plain C, fixed
+ * layout (checked by static_asserts in csrc/host/device_state.cpp), so it can be
+ * copied to GPU memory as is.
+ *
+ * Address rule: the symmetric object at `addr` in this PE's heap lives on PE `pe` at
+ *   addr + (pe - my_pe) * heap_stride
+ * and that address may be dereferenced by this process iff peer_flags[pe] has
+ * PYSHMEM_PEER_LOAD_STORE set. Other peers need a transport (proxy, later issues). */
+#ifndef PYSHMEM_DEVICE_STATE_H
+#define PYSHMEM_DEVICE_STATE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PYSHMEM_DEVICE_STATE_VERSION 1u
+#define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
+
+typedef struct pyshmem_device_state {
+  uint32_t version;           /* PYSHMEM_DEVICE_STATE_VERSION */
+  int32_t my_pe;
+  int32_t n_pes;
+  uint32_t reserved0;
+  uint64_t heap_base;         /* address of PE 0's slot in this process's reserved range */
+  uint64_t heap_stride;       /* bytes between consecutive PEs' slots */
+  uint64_t heap_size;         /* bytes of each PE's segment (system area included) */
+  uint64_t user_offset;       /* offset of the user heap inside each segment */
+  const uint8_t* peer_flags;  /* n_pes entries of PYSHMEM_PEER_* bits */
+} pyshmem_device_state;
+
+/* Points *state_out at this PE's state (owned by the runtime, valid until finalize).
+ * Returns PYSHMEM_ERR_NOT_INIT before init / after finalize. */
+int pyshmem_device_state_get(const pyshmem_device_state** state_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PYSHMEM_DEVICE_STATE_H */
