@@ -6,12 +6,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/env.h"
+#include "pyshmem/device_state.h"
 
 namespace pyshmem {
 
@@ -19,22 +21,10 @@ class Bootstrap;
 class Allocator;
 struct Transport;
 
-// Layout of the system area at offset 0 of every PE's heap segment. PEs read and write
-// each other's copy, so this layout is an ABI between the PEs of a job (same build).
-struct alignas(64) SysFlag {
-  std::uint64_t value;
-  char pad[56];
-};
-static_assert(sizeof(SysFlag) == 64, "one flag per cache line: no false sharing between rounds");
-
-struct SysArea {
-  static constexpr std::uint64_t kMagic = 0x70797368'6d656d31ULL;  // "pyshmem1"
-  static constexpr int kMaxRounds = 64;                             // log2(PEs) rounds
-  std::uint64_t magic;
-  std::uint64_t pe;
-  char pad0[48];
-  SysFlag barrier[kMaxRounds];  // dissemination barrier: cumulative arrivals per round
-};
+// The system area at offset 0 of every segment (public layout: pyshmem/device_state.h).
+using SysArea = pyshmem_sys_area;
+static_assert(sizeof(pyshmem_sys_flag) == 64, "one barrier counter per cache line");
+static_assert(offsetof(pyshmem_sys_area, barrier) == 64, "barrier counters start on a cache line");
 // The user heap starts after the system area, at this offset in every segment.
 constexpr size_t kSysAreaBytes = 64 * 1024;
 static_assert(sizeof(SysArea) <= kSysAreaBytes, "system area overflows its reserved bytes");
@@ -70,7 +60,6 @@ struct State {
   Heap heap;
   std::unique_ptr<Allocator> alloc;
   std::vector<const Transport*> route;  // per PE: the transport that reaches it
-  std::uint64_t barrier_epoch = 0;      // completed barriers of this PE
   // A wait or barrier was abandoned (Ctrl-C): collectives may be out of step with the
   // other PEs, so the finalize run at exit must not wait in a barrier.
   bool wait_interrupted = false;

@@ -62,7 +62,7 @@ void heap_create(State& s) {
   map_slot(s, s.pe, h.memfd);
   h.my_base = h.peer_base[s.pe];
   auto* sys = reinterpret_cast<SysArea*>(h.my_base);
-  sys->magic = SysArea::kMagic;
+  sys->magic = PYSHMEM_SYS_MAGIC;
   sys->pe = static_cast<uint64_t>(s.pe);
   log_debug("heap: %zu bytes per PE at %p (stride %zu)", h.size, static_cast<void*>(h.my_base), h.stride);
 }
@@ -74,7 +74,7 @@ void heap_attach_peers(State& s, const std::string& token) {
     if (fds[p] < 0) continue;
     map_slot(s, p, fds[p]);
     ::close(fds[p]);
-    if (h.sys(p)->magic != SysArea::kMagic || h.sys(p)->pe != static_cast<uint64_t>(p))
+    if (h.sys(p)->magic != PYSHMEM_SYS_MAGIC || h.sys(p)->pe != static_cast<uint64_t>(p))
       fail(PYSHMEM_ERR_INTERNAL, "init", "the heap segment received for PE " + std::to_string(p) + " is not that PE's");
   }
   // Every local PE holds a mapping now; the fd is no longer needed by anyone.

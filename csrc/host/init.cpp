@@ -97,7 +97,6 @@ void init() {
     heap_attach_peers(s, token);
     transport_route_all(s);
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
-    s.barrier_epoch = 0;
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
     device_state_fill(s);

@@ -12,12 +12,12 @@ namespace pyshmem {
 namespace {
 
 void barrier_rounds(State& s) {
-  const uint64_t epoch = ++s.barrier_epoch;
-  if (s.npes == 1) return;
   SysArea* mine = s.heap.sys(s.pe);
+  const uint64_t epoch = ++mine->barrier_epoch;  // shared with the device API's barrier
+  if (s.npes == 1) return;
   const uint64_t one = 1;
   int round = 0;
-  for (int dist = 1; dist < s.npes; dist <<= 1, ++round) {
+  for (int dist = 1; dist < s.npes && round < PYSHMEM_SYS_BARRIER_ROUNDS; dist <<= 1, ++round) {
     int to = (s.pe + dist) % s.npes;
     // Symmetric address of the counter: same offset in every PE's system area.
     s.route[to]->amo(s, AmoArgs{PYSHMEM_AMO_ADD, PYSHMEM_UINT64, &mine->barrier[round].value, &one, nullptr,

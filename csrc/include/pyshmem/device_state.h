@@ -21,16 +21,35 @@ extern "C" {
 
 #define PYSHMEM_DEVICE_STATE_VERSION 1u
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
+#define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
+
+/* The system area at offset 0 of every PE's segment, before the user heap. PEs read
+ * and write each other's copy (host and device barriers), so this layout is an ABI
+ * between the PEs of a job. One barrier counter per cache line: no false sharing. */
+#define PYSHMEM_SYS_MAGIC 0x707973686d656d31ull /* "pyshmem1" */
+#define PYSHMEM_SYS_BARRIER_ROUNDS 64           /* ceil(log2(PEs)) rounds are used */
+typedef struct pyshmem_sys_flag {
+  uint64_t value;
+  uint64_t pad[7];
+} pyshmem_sys_flag;
+typedef struct pyshmem_sys_area {
+  uint64_t magic;         /* PYSHMEM_SYS_MAGIC */
+  uint64_t pe;            /* owner PE */
+  uint64_t barrier_epoch; /* barriers entered by the owner (host and device share it) */
+  uint64_t pad0[5];
+  pyshmem_sys_flag barrier[PYSHMEM_SYS_BARRIER_ROUNDS]; /* dissemination: arrivals per round */
+} pyshmem_sys_area;
 
 typedef struct pyshmem_device_state {
   uint32_t version;           /* PYSHMEM_DEVICE_STATE_VERSION */
   int32_t my_pe;
   int32_t n_pes;
-  uint32_t reserved0;
+  uint32_t flags;             /* PYSHMEM_STATE_* bits */
   uint64_t heap_base;         /* address of PE 0's slot in this process's reserved range */
   uint64_t heap_stride;       /* bytes between consecutive PEs' slots */
   uint64_t heap_size;         /* bytes of each PE's segment (system area included) */
-  uint64_t user_offset;       /* offset of the user heap inside each segment */
+  uint64_t user_offset;       /* offset of the user heap inside each segment; the
+                                 pyshmem_sys_area sits at offset 0 */
   const uint8_t* peer_flags;  /* n_pes entries of PYSHMEM_PEER_* bits */
 } pyshmem_device_state;
 

@@ -1,0 +1,21 @@
+// pyshmem/device.cuh: the device API of pyshmem, for CUDA kernels and for the CPU build
+// (plain C++17 with libcu++ headers on the include path: -I<cuda>/include/cccl).
+//
+// NVSHMEM kernels port by renaming nvshmem_* to pyshmem::* (typed templates replace the
+// per-type names): put(dest, source, nelems, pe), p(dest, value, pe), g(source, pe),
+// putmem/getmem, _nbi, iput/iget, put_signal(_nbi), signal_op/fetch/wait_until,
+// wait_until/test, atomic_*, fence, quiet, barrier_all, sync_all, with _warp/_block
+// variants. Constants: PYSHMEM_CMP_* and PYSHMEM_SIGNAL_* (pyshmem/types.h).
+//
+// Reach: peers on this node are accessed by direct loads/stores and system-scope
+// atomics. Other peers need the proxy FIFO, which is not built yet: calls to them trap
+// with a message naming the call. With PYSHMEM_DEBUG=1, an out-of-range PE or a
+// non-symmetric address also traps.
+//
+// CPU build: call pyshmem_init() then pyshmem::device_init() in the process.
+#pragma once
+
+#include "pyshmem/device/amo.cuh"
+#include "pyshmem/device/common.cuh"
+#include "pyshmem/device/rma.cuh"
+#include "pyshmem/device/sync.cuh"

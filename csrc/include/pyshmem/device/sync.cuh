@@ -1,0 +1,166 @@
+// pyshmem/device/sync.cuh: signals, waits, ordering and barriers from device code.
+//
+// Ordering (docs/memory_model.md): fence() orders this thread's puts/AMOs/signals per
+// PE; quiet() completes them (for load/store peers both are a system-scope fence).
+// put_signal makes the data visible before the signal. wait_until, test and
+// signal_wait_until are acquire operations. barrier_all = quiet + barrier over all PEs
+// and shares its counters with the host API's barrier_all, so host and device barriers
+// may alternate (but not run concurrently on one PE).
+#pragma once
+
+#include "pyshmem/device/amo.cuh"
+#include "pyshmem/device/common.cuh"
+
+namespace pyshmem {
+
+PYSHMEM_HD void fence() { detail::fence_system(); }
+PYSHMEM_HD void quiet() { detail::fence_system(); }
+
+// ---- signals ----
+// Updates sig_addr on pe: PYSHMEM_SIGNAL_SET stores, PYSHMEM_SIGNAL_ADD adds.
+PYSHMEM_HD void signal_op(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
+  auto a = detail::remote_atomic("signal_op", sig_addr, pe);
+  if (sig_op == PYSHMEM_SIGNAL_ADD)
+    a.fetch_add(signal, detail::kSeqCst);
+  else if (sig_op == PYSHMEM_SIGNAL_SET)
+    a.store(signal, detail::kSeqCst);
+  else
+    detail::trap("signal_op", "sig_op must be PYSHMEM_SIGNAL_SET or PYSHMEM_SIGNAL_ADD", pe);
+}
+
+// The local value of a signal (acquire).
+PYSHMEM_HD uint64_t signal_fetch(const uint64_t* sig_addr) {
+  return detail::sys_atomic<uint64_t>(*const_cast<uint64_t*>(sig_addr)).load(cuda::std::memory_order_acquire);
+}
+
+// Blocks until the local signal compares `cmp` to value; returns the signal's value.
+PYSHMEM_HD uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value) {
+  detail::Backoff b;
+  for (;;) {
+    uint64_t v = signal_fetch(sig_addr);
+    if (detail::compare_t(v, cmp, value)) return v;
+    b.pause();
+  }
+}
+
+namespace detail {
+template <Coop C>
+PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* source, size_t nbytes,
+                                   uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
+  copy_bytes<C>(peer_ptr_required(call, dest, pe), source, nbytes);  // synchronises the group
+  if (coop_rank<C>() == 0) {
+    fence_system();  // the data before the signal
+    signal_op(sig_addr, signal, sig_op, pe);
+  }
+  coop_sync<C>();
+}
+}  // namespace detail
+
+PYSHMEM_HD void putmem_signal(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr, uint64_t signal,
+                              int sig_op, int pe) {
+  detail::putmem_signal_impl<Coop::thread>("putmem_signal", dest, source, nbytes, sig_addr, signal, sig_op, pe);
+}
+PYSHMEM_HD void putmem_signal_warp(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
+                                   uint64_t signal, int sig_op, int pe) {
+  detail::putmem_signal_impl<Coop::warp>("putmem_signal_warp", dest, source, nbytes, sig_addr, signal, sig_op, pe);
+}
+PYSHMEM_HD void putmem_signal_block(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
+                                    uint64_t signal, int sig_op, int pe) {
+  detail::putmem_signal_impl<Coop::block>("putmem_signal_block", dest, source, nbytes, sig_addr, signal, sig_op, pe);
+}
+PYSHMEM_HD void putmem_signal_nbi(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
+                                  uint64_t signal, int sig_op, int pe) {
+  putmem_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe);
+}
+PYSHMEM_HD void putmem_signal_nbi_warp(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
+                                       uint64_t signal, int sig_op, int pe) {
+  putmem_signal_warp(dest, source, nbytes, sig_addr, signal, sig_op, pe);
+}
+PYSHMEM_HD void putmem_signal_nbi_block(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
+                                        uint64_t signal, int sig_op, int pe) {
+  putmem_signal_block(dest, source, nbytes, sig_addr, signal, sig_op, pe);
+}
+template <class T>
+PYSHMEM_HD void put_signal(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op,
+                           int pe) {
+  putmem_signal(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
+}
+template <class T>
+PYSHMEM_HD void put_signal_warp(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
+                                int sig_op, int pe) {
+  putmem_signal_warp(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
+}
+template <class T>
+PYSHMEM_HD void put_signal_block(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
+                                 int sig_op, int pe) {
+  putmem_signal_block(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
+}
+template <class T>
+PYSHMEM_HD void put_signal_nbi(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
+                               int sig_op, int pe) {
+  put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe);
+}
+template <class T>
+PYSHMEM_HD void put_signal_nbi_warp(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
+                                    int sig_op, int pe) {
+  put_signal_warp(dest, source, nelems, sig_addr, signal, sig_op, pe);
+}
+template <class T>
+PYSHMEM_HD void put_signal_nbi_block(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
+                                     int sig_op, int pe) {
+  put_signal_block(dest, source, nelems, sig_addr, signal, sig_op, pe);
+}
+
+// ---- point-to-point synchronisation on local symmetric variables ----
+template <class T>
+PYSHMEM_HD int test(T* ivar, int cmp, T cmp_value) {
+  T v = detail::sys_atomic<T>(*ivar).load(cuda::std::memory_order_acquire);
+  return detail::compare_t(v, cmp, cmp_value) ? 1 : 0;
+}
+template <class T>
+PYSHMEM_HD void wait_until(T* ivar, int cmp, T cmp_value) {
+  detail::Backoff b;
+  while (!test(ivar, cmp, cmp_value)) b.pause();
+}
+
+// ---- barriers ----
+namespace detail {
+// Dissemination barrier over the counters in every PE's system area (same algorithm
+// and counters as the host API's barrier, csrc/host/sync.cpp).
+PYSHMEM_HD void barrier_rounds(const char* call) {
+  const pyshmem_device_state& s = state();
+  auto* base = reinterpret_cast<char*>(s.heap_base);
+  auto* mine = reinterpret_cast<pyshmem_sys_area*>(base + static_cast<uint64_t>(s.my_pe) * s.heap_stride);
+  const uint64_t epoch = ++mine->barrier_epoch;  // only this PE writes its epoch
+  int round = 0;
+  for (int dist = 1; dist < s.n_pes && round < PYSHMEM_SYS_BARRIER_ROUNDS; dist <<= 1, ++round) {
+    const int to = (s.my_pe + dist) % s.n_pes;
+    if (!(s.peer_flags[to] & PYSHMEM_PEER_LOAD_STORE))
+      trap(call, "PE is not load/store reachable and the proxy path is not built yet", to);
+    auto* peer = reinterpret_cast<pyshmem_sys_area*>(base + static_cast<uint64_t>(to) * s.heap_stride);
+    sys_atomic<uint64_t>(peer->barrier[round].value).fetch_add(1, kSeqCst);
+    Backoff b;
+    while (sys_atomic<uint64_t>(mine->barrier[round].value).load(cuda::std::memory_order_acquire) < epoch) b.pause();
+  }
+}
+
+template <Coop C>
+PYSHMEM_HD void barrier_impl(const char* call, bool complete_puts) {
+  coop_sync<C>();
+  if (coop_rank<C>() == 0) {
+    if (complete_puts) fence_system();
+    barrier_rounds(call);
+  }
+  coop_sync<C>();
+}
+}  // namespace detail
+
+// Collective over all PEs: one thread (or one warp/block with the variants) per PE.
+PYSHMEM_HD void barrier_all() { detail::barrier_impl<Coop::thread>("barrier_all", true); }
+PYSHMEM_HD void barrier_all_warp() { detail::barrier_impl<Coop::warp>("barrier_all_warp", true); }
+PYSHMEM_HD void barrier_all_block() { detail::barrier_impl<Coop::block>("barrier_all_block", true); }
+PYSHMEM_HD void sync_all() { detail::barrier_impl<Coop::thread>("sync_all", false); }
+PYSHMEM_HD void sync_all_warp() { detail::barrier_impl<Coop::warp>("sync_all_warp", false); }
+PYSHMEM_HD void sync_all_block() { detail::barrier_impl<Coop::block>("sync_all_block", false); }
+
+}  // namespace pyshmem

@@ -1,0 +1,153 @@
+// The device API compiled for the host (the "CPU build"): several threads per PE call
+// pyshmem::* device functions against the real runtime under shmemrun. Checks values,
+// atomics under contention from all threads of all PEs, put_signal ordering, ping-pong,
+// and that host and device barriers share their counters. Prints "OK pe=<k>".
+#include <pyshmem/device.cuh>
+#include <pyshmem/pyshmem.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#define REQUIRE(cond)                                                                  \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      std::fprintf(stderr, "PE %d: %s:%d: REQUIRE failed: %s\n", me, __FILE__, __LINE__, #cond); \
+      std::_Exit(1);                                                                   \
+    }                                                                                  \
+  } while (0)
+
+constexpr int kThreads = 4;
+constexpr int kBlock = 64;  // int64 elements per put_signal block
+static int me = -1;
+
+template <class T>
+T* sym_calloc(size_t n) {
+  void* p = nullptr;
+  if (pyshmem_calloc(n, sizeof(T), &p) != PYSHMEM_SUCCESS) {
+    std::fprintf(stderr, "calloc failed: %s\n", pyshmem_last_error());
+    std::_Exit(1);
+  }
+  return static_cast<T*>(p);
+}
+
+template <class F>
+void run_threads(F&& f) {
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) ts.emplace_back(f, t);
+  for (auto& t : ts) t.join();
+}
+
+int main() {
+  REQUIRE(pyshmem::device_init() == PYSHMEM_ERR_NOT_INIT);  // before init: refused
+  REQUIRE(pyshmem_init() == PYSHMEM_SUCCESS);
+  REQUIRE(pyshmem::device_init() == PYSHMEM_SUCCESS);
+  me = pyshmem::my_pe();
+  const int n = pyshmem::n_pes();
+  int host_me = -1;
+  pyshmem_my_pe(&host_me);
+  REQUIRE(host_me == me);
+  const int right = (me + 1) % n, left = (me + n - 1) % n;
+
+  auto* slots = sym_calloc<int64_t>(static_cast<size_t>(n) * kThreads);
+  auto* counter = sym_calloc<int64_t>(1);
+  auto* blocks = sym_calloc<int64_t>(kThreads * kBlock);
+  auto* sigs = sym_calloc<uint64_t>(kThreads);
+  auto* winner = sym_calloc<int32_t>(64);
+  auto* ping = sym_calloc<int64_t>(1);
+  auto* bits = sym_calloc<uint64_t>(1);
+  auto* scratch = sym_calloc<int64_t>(2);
+
+  for (int pe = 0; pe < n; ++pe) REQUIRE(pyshmem::ptr(slots, pe) != nullptr);
+
+  // 1. p / g / put / get from several threads.
+  run_threads([&](int t) { pyshmem::p(&slots[me * kThreads + t], int64_t(me * 1000 + t), right); });
+  pyshmem::barrier_all();
+  for (int t = 0; t < kThreads; ++t) REQUIRE(slots[left * kThreads + t] == left * 1000 + t);
+  run_threads([&](int t) {
+    int64_t got[kThreads];
+    pyshmem::get(got, &slots[me * kThreads], kThreads, right);  // right holds what this PE put
+    for (int k = 0; k < kThreads; ++k) REQUIRE(got[k] == me * 1000 + k);
+    REQUIRE(pyshmem::g(&slots[me * kThreads + t], right) == me * 1000 + t);
+    int64_t mine[2] = {7, 8};
+    pyshmem::put_nbi_warp(scratch, mine, 2, me);  // to self; in the CPU build a warp is this thread
+  });
+  pyshmem::quiet();
+  REQUIRE(scratch[0] == 7 && scratch[1] == 8);
+  pyshmem_barrier_all();  // host barrier after a device barrier: shared epoch
+
+  // 2. Atomics under contention from every thread of every PE.
+  constexpr int kAdds = 500;
+  run_threads([&](int) {
+    for (int i = 0; i < kAdds; ++i) {
+      if (i % 2) pyshmem::atomic_fetch_add(counter, int64_t(1), 0);
+      else pyshmem::atomic_inc(counter, 0);
+    }
+    pyshmem::atomic_or(bits, uint64_t(1) << me, 0);
+  });
+  pyshmem::barrier_all();
+  if (me == 0) {
+    REQUIRE(*counter == int64_t(n) * kThreads * kAdds);
+    REQUIRE(*bits == (n >= 64 ? ~0ull : ((1ull << n) - 1)));
+    REQUIRE(pyshmem::atomic_fetch(counter, 0) == *counter);
+  }
+  // compare_swap race: exactly one winner per round over all threads of all PEs.
+  std::atomic<int> my_wins{0};
+  run_threads([&](int t) {
+    for (int r = 0; r < 64; ++r)
+      if (pyshmem::atomic_compare_swap(&winner[r], int32_t(0), int32_t(me * kThreads + t + 1), 0) == 0) ++my_wins;
+  });
+  int64_t wins = my_wins.load();
+  auto* win_total = sym_calloc<int64_t>(1);
+  pyshmem::atomic_add(win_total, wins, 0);
+  pyshmem::barrier_all();
+  if (me == 0) REQUIRE(*win_total == 64);
+
+  // 3. put_signal: the data is complete when its signal is seen. Each thread streams
+  // rounds to its right neighbour and acknowledges its left neighbour's rounds.
+  constexpr int kRounds = 50;
+  auto* acks = sym_calloc<uint64_t>(kThreads);
+  run_threads([&](int t) {
+    std::vector<int64_t> payload(kBlock);
+    for (int r = 1; r <= kRounds; ++r) {
+      if (r > 1) pyshmem::signal_wait_until(&acks[t], PYSHMEM_CMP_GE, uint64_t(r - 1));  // right consumed r-1
+      for (int i = 0; i < kBlock; ++i) payload[i] = int64_t(me) * 1000000 + r * 1000 + i;
+      if (r % 2)
+        pyshmem::put_signal(&blocks[t * kBlock], payload.data(), kBlock, &sigs[t], 1, PYSHMEM_SIGNAL_ADD, right);
+      else
+        pyshmem::putmem_signal_nbi_block(&blocks[t * kBlock], payload.data(), kBlock * sizeof(int64_t), &sigs[t], 1,
+                                         PYSHMEM_SIGNAL_ADD, right);
+      uint64_t seen = pyshmem::signal_wait_until(&sigs[t], PYSHMEM_CMP_GE, uint64_t(r));
+      REQUIRE(seen == uint64_t(r));
+      for (int i = 0; i < kBlock; ++i) REQUIRE(blocks[t * kBlock + i] == int64_t(left) * 1000000 + r * 1000 + i);
+      pyshmem::signal_op(&acks[t], 1, PYSHMEM_SIGNAL_ADD, left);
+    }
+  });
+  pyshmem::barrier_all();
+  for (int t = 0; t < kThreads; ++t) REQUIRE(pyshmem::signal_fetch(&sigs[t]) == uint64_t(kRounds));
+
+  // 4. Ping-pong between PE 0 and PE 1 with p + wait_until.
+  if (n >= 2 && me < 2) {
+    for (int64_t i = 1; i <= 1000; ++i) {
+      if (me == 0) {
+        pyshmem::p(ping, i, 1);
+        pyshmem::wait_until(ping, PYSHMEM_CMP_EQ, i);
+      } else {
+        pyshmem::wait_until(ping, PYSHMEM_CMP_EQ, i);
+        pyshmem::p(ping, i, 0);
+      }
+    }
+    REQUIRE(pyshmem::test(ping, PYSHMEM_CMP_EQ, int64_t(1000)) == 1);
+  }
+  // 5. Alternate host and device barriers: they share the epoch counters.
+  for (int i = 0; i < 20; ++i) {
+    if (i % 2) pyshmem_barrier_all();
+    else pyshmem::sync_all();
+  }
+  pyshmem::quiet();
+  pyshmem::fence();
+  REQUIRE(pyshmem_finalize() == PYSHMEM_SUCCESS);
+  std::printf("OK pe=%d\n", me);
+  return 0;
+}
