@@ -443,6 +443,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         metavar="NAME=VALUE",
                         help="set an environment variable in every PE "
                              "(bare NAME exports the launcher's value)")
+    parser.add_argument("--sim", action="store_true",
+                        help="run Numba CUDA kernels in the simulator on every PE "
+                             "(sets NUMBA_ENABLE_CUDASIM=1; pyshmem.device then uses the CPU backend)")
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("prog", help="program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER,
@@ -474,6 +477,8 @@ def main(argv=None) -> int:
                 parser.error(f"-x {name}: not set in the launcher's environment")
             value = os.environ[name]
         env[name] = value
+    if args.sim:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
     try:
         return launch([args.prog] + args.args, args.npes,
                       tag_output=args.tag_output, timeout=args.timeout,

@@ -61,6 +61,10 @@ CASES = {
         npes=(1, 2, 3, 4),
         expect=lambda n: [rf"{n} x 20000 samples, 11 bins over {n} PE\(s\) .* matches numpy.histogram"],
     )],
+    "numba_ring.py": [Case(
+        npes=(1, 2, 3),
+        expect=lambda n: [rf"3 laps of 32-element blocks around {n} PEs from Numba kernels \(simulator\): OK"],
+    )],
     "halo_exchange.py": [
         Case(args=("--cells", "61", "--steps", "150", "--sync", "signal"), npes=(1, 2, 3, 4), label="signal",
              expect=lambda n: [rf"61 cells on {n} PE\(s\).*150 steps, signal sync", r"bit-identical"]),

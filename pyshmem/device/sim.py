@@ -1,0 +1,288 @@
+"""The device API under the Numba CUDA simulator: each call goes to the CPU backend.
+
+With ``NUMBA_ENABLE_CUDASIM=1`` (``shmemrun --sim``), a ``@cuda.jit`` kernel runs as
+Python threads, one per CUDA thread; the functions here are what its calls to
+``pyshmem.device.*`` execute. They take the kernel's array arguments (or slices of
+them), unwrap the simulator's array objects to the NumPy views of the symmetric heap
+and call the host API, so results are identical to the host API's.
+
+Pass symmetric arrays to kernels through :func:`array` (``kernel[g, b](device.array(x))``):
+the simulator copies plain NumPy arguments, and a copy is not symmetric memory.
+Cooperative variants (``_warp``/``_block``) must be called by every thread of the warp
+or block with the same arguments; one thread does the work between two barriers.
+Calls made outside a kernel behave as a single thread.
+"""
+
+import threading
+
+import numpy as np
+
+import pyshmem
+from pyshmem.device._table import OPS
+from pyshmem.errors import ShmemTypeError
+
+
+def array(x):
+    """Wrap a symmetric NumPy array for a simulated kernel launch, without a copy.
+
+    Args:
+        x: a symmetric array (``pyshmem.zeros(...)`` ...), or a view of one.
+
+    Returns:
+        An array object the simulator passes to the kernel as is, so the kernel's
+        writes land in the symmetric heap.
+    """
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    if not isinstance(x, np.ndarray):
+        raise ShmemTypeError(f"pyshmem.device.array: expected a NumPy array, got {type(x).__name__}")
+    return FakeCUDAArray(x)
+
+
+def _arr(x, role):
+    """The NumPy array behind a kernel argument (simulator wrappers are unwrapped)."""
+    if isinstance(x, np.ndarray):
+        return x
+    d = getattr(x, "__dict__", None)
+    if d is not None and "_item" in d:  # FakeWithinKernelCUDAArray
+        x = d["_item"]
+    ary = getattr(x, "_ary", None)  # FakeCUDAArray
+    if isinstance(ary, np.ndarray):
+        return ary
+    raise ShmemTypeError(
+        f"pyshmem.device: {role} must be an array (a kernel argument or a slice of one), not {type(x).__name__}"
+    )
+
+
+def _one(x, role):
+    """A 1-element view of x[0] (atomics, waits and signals act on the first element)."""
+    a = _arr(x, role).reshape(-1)
+    return a[:1]
+
+
+# ---- cooperation: warps and blocks of the simulated kernel ----
+_warp_barriers = {}
+_warp_lock = threading.Lock()
+
+
+def _warp_barrier(t):
+    dims = tuple(t._manager._block_dim)
+    nthreads = dims[0] * dims[1] * dims[2]
+    warp = t.thread_id // 32
+    key = (id(t._manager), dims, warp)
+    with _warp_lock:
+        b = _warp_barriers.get(key)
+        if b is None:
+            b = _warp_barriers[key] = threading.Barrier(min(32, nthreads - warp * 32))
+    return b
+
+
+def _group(kind):
+    """(rank in the group, barrier function) for the calling simulator thread."""
+    t = threading.current_thread()
+    if not hasattr(t, "thread_id") or not hasattr(t, "_manager"):
+        return 0, lambda: None  # not in a kernel: a group of one
+    if kind == "block":
+        return t.thread_id, t.syncthreads
+    return t.thread_id % 32, _warp_barrier(t).wait
+
+
+def _cooperative(fn, kind):
+    def variant(*args):
+        rank, sync = _group(kind)
+        sync()
+        result = fn(*args) if rank == 0 else None
+        sync()
+        return result
+
+    variant.__name__ = f"{fn.__name__}_{kind}"
+    variant.__doc__ = f"{fn.__name__} by a whole {kind}: every thread calls it with the same arguments."
+    return variant
+
+
+# ---- the operations (names and parameters: pyshmem/device/_table.py) ----
+def my_pe():
+    """This PE's number."""
+    return pyshmem.my_pe()
+
+
+def n_pes():
+    """Number of PEs."""
+    return pyshmem.n_pes()
+
+
+def put(dest, src, pe):
+    """Copy src into symmetric dest on pe."""
+    pyshmem.put(_arr(dest, "dest"), _arr(src, "src"), pe)
+
+
+def get(dest, src, pe):
+    """Copy symmetric src on pe into dest."""
+    pyshmem.get(_arr(dest, "dest"), _arr(src, "src"), pe)
+
+
+def put_nbi(dest, src, pe):
+    """Non-blocking put; complete after quiet()."""
+    pyshmem.put_nbi(_arr(dest, "dest"), _arr(src, "src"), pe)
+
+
+def get_nbi(dest, src, pe):
+    """Non-blocking get; complete after quiet()."""
+    pyshmem.get_nbi(_arr(dest, "dest"), _arr(src, "src"), pe)
+
+
+def p(dest, value, pe):
+    """Store value into dest[0] on pe."""
+    d = _one(dest, "dest")
+    pyshmem.put(d, np.asarray([value]).astype(d.dtype), pe)
+
+
+def g(src, pe):
+    """Return src[0] on pe."""
+    s = _one(src, "src")
+    out = np.empty(1, s.dtype)
+    pyshmem.get(out, s, pe)
+    return out[0]
+
+
+def iput(dest, src, dst, sst, nelems, pe):
+    """Strided put: src[i*sst] -> dest[i*dst] on pe, i < nelems."""
+    pyshmem.iput(_arr(dest, "dest"), _arr(src, "src"), pe, dst, sst, nelems)
+
+
+def iget(dest, src, dst, sst, nelems, pe):
+    """Strided get: src[i*sst] on pe -> dest[i*dst], i < nelems."""
+    pyshmem.iget(_arr(dest, "dest"), _arr(src, "src"), pe, dst, sst, nelems)
+
+
+def put_signal(dest, src, sig, signal, sig_op, pe):
+    """Put, then update sig on pe; the data is visible before the signal."""
+    pyshmem.put_signal(_arr(dest, "dest"), _arr(src, "src"), pe, _one(sig, "sig"), signal, sig_op)
+
+
+def put_signal_nbi(dest, src, sig, signal, sig_op, pe):
+    """Non-blocking put_signal."""
+    pyshmem.put_signal_nbi(_arr(dest, "dest"), _arr(src, "src"), pe, _one(sig, "sig"), signal, sig_op)
+
+
+def signal_op(sig, signal, sig_op, pe):
+    """Update sig on pe: SIGNAL_SET stores, SIGNAL_ADD adds."""
+    s = _one(sig, "sig")
+    pyshmem.put_signal(s[:0], s[:0], pe, s, signal, sig_op)
+
+
+def signal_fetch(sig):
+    """The local value of sig (acquire)."""
+    return pyshmem.signal_fetch(_one(sig, "sig"))
+
+
+def signal_wait_until(sig, cmp, value):
+    """Wait until the local sig compares cmp to value; returns its value."""
+    return pyshmem.signal_wait_until(_one(sig, "sig"), cmp, value)
+
+
+def wait_until(ivar, cmp, value):
+    """Wait until the local ivar[0] compares cmp to value (acquire)."""
+    pyshmem.wait_until(_one(ivar, "ivar"), cmp, value)
+
+
+def test(ivar, cmp, value):
+    """1 when ivar[0] compares cmp to value, else 0."""
+    return 1 if pyshmem.test(_one(ivar, "ivar"), cmp, value) else 0
+
+
+def atomic_fetch(src, pe):
+    """Atomically read src[0] on pe."""
+    return pyshmem.atomic_fetch(_one(src, "src"), pe)
+
+
+def atomic_set(dest, value, pe):
+    """Atomically store value into dest[0] on pe."""
+    pyshmem.atomic_set(_one(dest, "dest"), value, pe)
+
+
+def atomic_swap(dest, value, pe):
+    """Store value, return the previous value."""
+    return pyshmem.atomic_swap(_one(dest, "dest"), value, pe)
+
+
+def atomic_compare_swap(dest, cond, value, pe):
+    """Store value if dest[0] == cond on pe; return the previous value."""
+    return pyshmem.atomic_compare_swap(_one(dest, "dest"), cond, value, pe)
+
+
+def atomic_fetch_add(dest, value, pe):
+    """Add value, return the previous value."""
+    return pyshmem.atomic_fetch_add(_one(dest, "dest"), value, pe)
+
+
+def atomic_add(dest, value, pe):
+    """Add value."""
+    pyshmem.atomic_add(_one(dest, "dest"), value, pe)
+
+
+def atomic_fetch_inc(dest, pe):
+    """Add 1, return the previous value."""
+    return pyshmem.atomic_fetch_inc(_one(dest, "dest"), pe)
+
+
+def atomic_inc(dest, pe):
+    """Add 1."""
+    pyshmem.atomic_inc(_one(dest, "dest"), pe)
+
+
+def atomic_fetch_and(dest, value, pe):
+    """Bitwise and, return the previous value."""
+    return pyshmem.atomic_fetch_and(_one(dest, "dest"), value, pe)
+
+
+def atomic_and(dest, value, pe):
+    """Bitwise and."""
+    pyshmem.atomic_and(_one(dest, "dest"), value, pe)
+
+
+def atomic_fetch_or(dest, value, pe):
+    """Bitwise or, return the previous value."""
+    return pyshmem.atomic_fetch_or(_one(dest, "dest"), value, pe)
+
+
+def atomic_or(dest, value, pe):
+    """Bitwise or."""
+    pyshmem.atomic_or(_one(dest, "dest"), value, pe)
+
+
+def atomic_fetch_xor(dest, value, pe):
+    """Bitwise xor, return the previous value."""
+    return pyshmem.atomic_fetch_xor(_one(dest, "dest"), value, pe)
+
+
+def atomic_xor(dest, value, pe):
+    """Bitwise xor."""
+    pyshmem.atomic_xor(_one(dest, "dest"), value, pe)
+
+
+def fence():
+    """Order this thread's operations to each PE."""
+    pyshmem.fence()
+
+
+def quiet():
+    """Complete this thread's operations."""
+    pyshmem.quiet()
+
+
+def barrier_all():
+    """quiet, then barrier over all PEs (call from one thread per PE)."""
+    pyshmem.barrier_all()
+
+
+def sync_all():
+    """Barrier over all PEs without quiet (call from one thread per PE)."""
+    pyshmem.sync_all()
+
+
+for _op in OPS:
+    if _op.coop:
+        globals()[_op.name + "_warp"] = _cooperative(globals()[_op.name], "warp")
+        globals()[_op.name + "_block"] = _cooperative(globals()[_op.name], "block")
+del _op

@@ -1,0 +1,57 @@
+"""The device-API table is the single source of truth: the simulator implements exactly
+its functions and parameters, and without the simulator the functions say why they
+cannot run."""
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'pyshmem[numba]')")
+
+from pyshmem.device import _table  # noqa: E402
+
+
+def test_simulator_implements_exactly_the_table():
+    from pyshmem.device import sim
+
+    for op in _table.OPS:
+        fn = getattr(sim, op.name)
+        assert tuple(inspect.signature(fn).parameters) == op.args, op.name
+        assert fn.__doc__, op.name
+        for suffix in ("_warp", "_block"):
+            assert hasattr(sim, op.name + suffix) == op.coop, op.name + suffix
+    public = {n for n in dir(sim) if not n.startswith("_") and callable(getattr(sim, n))}
+    extra = public - set(_table.all_names()) - {"array", "namedtuple", "OPS"}
+    assert not {n for n in extra if getattr(getattr(sim, n), "__module__", "") == sim.__name__}, extra
+
+
+def _run(code, sim):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    if sim:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_without_the_simulator_the_gpu_path_is_reported_missing():
+    proc = _run("import pyshmem.device as d\ntry:\n    d.put\nexcept NotImplementedError as e:\n    print('NIE', e)", False)
+    assert proc.returncode == 0, proc.stderr
+    assert "NIE pyshmem.device.put" in proc.stdout and "NUMBA_ENABLE_CUDASIM=1" in proc.stdout
+
+
+def test_device_calls_outside_a_kernel_act_as_one_thread():
+    code = (
+        "import numpy as np, pyshmem\nfrom pyshmem import device\n"
+        "x = pyshmem.zeros(4, np.int32)\n"
+        "device.put_block(x, np.arange(4, dtype=np.int32), 0)\n"
+        "device.p(x[2:], 9, 0)\n"
+        "print(x.tolist(), device.g(x[1:], 0), device.atomic_fetch_add(x[3:], 5, 0), x[3], device.array(x)._ary is x)\n"
+    )
+    proc = _run(code, True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[0, 1, 9, 3] 1 3 8 True", proc.stdout
