@@ -115,8 +115,13 @@ def free(mem):
             )
     else:
         addr = ctypes.addressof(owner)
-        nbytes = memoryview(mem).nbytes if isinstance(mem, memoryview) else getattr(mem, "nbytes", None)
-        whole = addr in _live and nbytes == _live[addr] and (not isinstance(mem, np.ndarray) or _address(mem) == addr)
+        if isinstance(mem, np.ndarray):
+            # An array made from the allocation itself (new_array, fromalloc(mem, any
+            # shape)) has the allocation's buffer as its base (NumPy collapses the
+            # memoryview to its exporter); a slice or view has another array as base.
+            whole = mem.base is owner and _address(mem) == addr
+        else:
+            whole = memoryview(mem).nbytes == _live.get(addr)
         if addr in _live and not whole:
             raise InvalidArgumentError(
                 f"{where('free')}: the array is a view into a symmetric allocation of {_live[addr]} bytes; "

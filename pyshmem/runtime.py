@@ -27,11 +27,24 @@ def _excepthook(exc_type, exc, tb):
     (_previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
 
 
+_original_exit = None
+
+
+def _exit(status=None):
+    # sys.exit(nonzero) ends this PE with a failure: as with an uncaught exception, the
+    # collective finalize at exit must not wait in a barrier for PEs that may be
+    # waiting for this one; the launcher ends the job when this PE's exit code arrives.
+    global _abnormal_exit
+    if status is not None and status != 0:
+        _abnormal_exit = True
+    return _original_exit(status)
+
+
 def _finalize_at_exit():
-    # After an uncaught exception, or a wait/barrier abandoned by Ctrl-C, the PEs are
-    # no longer in step: a collective finalize could wait forever. Exit without it
-    # (the OS releases the heap; the launcher ends the other PEs).
-    if _abnormal_exit or not lib.initialized() or lib.wait_interrupted():
+    # After an uncaught exception or sys.exit(nonzero) this PE is failing: a collective
+    # finalize could wait forever for PEs that wait for this one. Exit without it (the
+    # OS releases the heap; the launcher sees the failure and ends the other PEs).
+    if _abnormal_exit or not lib.initialized():
         return
     try:
         lib.finalize()
@@ -56,10 +69,14 @@ def init():
         return
     lib.init()
     if not _atexit_registered:
+        global _original_exit
         atexit.register(_finalize_at_exit)
         if sys.excepthook is not _excepthook:
             _previous_excepthook = sys.excepthook
             sys.excepthook = _excepthook
+        if sys.exit is not _exit:
+            _original_exit = sys.exit
+            sys.exit = _exit
         _atexit_registered = True
 
 

@@ -43,9 +43,9 @@ struct Hello {
 using Clock = std::chrono::steady_clock;
 
 std::string hex_to_bytes(const std::string& hex) {
-  if (hex.empty() || hex.size() % 2 || hex.size() / 2 > kMaxSecret)
+  if (hex.size() < 32 || hex.size() % 2 || hex.size() / 2 > kMaxSecret)
     fail(PYSHMEM_ERR_INVALID_ARG, "init",
-         "PYSHMEM_JOB_SECRET must be 2 to 128 hex digits (shmemrun sets it; when starting PEs yourself "
+         "PYSHMEM_JOB_SECRET must be 32 to 128 hex digits (shmemrun sets it; when starting PEs yourself "
          "give every PE the same value, e.g. from `python -c 'import secrets; print(secrets.token_hex(32))'`)");
   std::string out;
   for (size_t i = 0; i < hex.size(); i += 2) {
@@ -250,49 +250,83 @@ class TcpBootstrap final : public Bootstrap {
     return fd;
   }
 
+  // Accepts until every PE has presented a valid hello. Pending connections are
+  // polled together, each with its own 5 s hello deadline, so silent or slow
+  // connections (other local users can connect to the port) cannot stall the others.
   void serve(const Config& c, const std::string& secret, Clock::time_point deadline) {
+    struct Pending {
+      int fd;
+      Clock::time_point until;
+      size_t got;
+      Hello h;
+    };
     int lfd = listen_socket(c);
     peers_.assign(size_, -1);
+    std::vector<Pending> pending;
     int joined = 0;
+    auto cleanup = [&] {
+      ::close(lfd);
+      for (auto& q : pending) ::close(q.fd);
+      for (int& fd : peers_)
+        if (fd >= 0) ::close(fd), fd = -1;  // joined PEs see the failure at once
+    };
     while (joined < size_ - 1) {
-      if (!wait_fd(lfd, POLLIN, deadline)) {
-        ::close(lfd);
+      const auto now = Clock::now();
+      if (now >= deadline) {
         std::string missing;
         for (int p = 1; p < size_; ++p)
           if (peers_[p] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+        cleanup();
         fail(PYSHMEM_ERR_TIMEOUT, "init",
              "PEs " + missing + " did not reach the rendezvous within PYSHMEM_BOOTSTRAP_TIMEOUT=" +
                  std::to_string(c.BOOTSTRAP_TIMEOUT) + " s; check that they were started");
       }
-      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      // A peer must say hello promptly; a silent connection is dropped, not waited on.
-      Hello h{};
-      auto hello_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
-      bool ok = recv_all(fd, &h, sizeof h, -1, &hello_deadline) && std::memcmp(h.magic, kMagic, 8) == 0 &&
-                h.version == kVersion && h.secret_len == secret.size() &&
-                const_time_equal(h.secret, reinterpret_cast<const unsigned char*>(secret.data()), secret.size());
-      const char* why = ok ? nullptr : "bad hello or wrong job secret";
-      if (ok && (h.npes != size_ || h.pe <= 0 || h.pe >= size_)) why = "PE number or job size disagree with PE 0";
-      if (ok && !why && peers_[h.pe] >= 0) why = "duplicate PE number";
-      unsigned char ack = why ? 0 : 1;
-      ::send(fd, &ack, 1, MSG_NOSIGNAL);
-      if (why) {
-        log_debug("bootstrap: rejected a connection: %s", why);
-        if (ok) {
-          ::close(fd);
-          ::close(lfd);
-          fail(PYSHMEM_ERR_BOOTSTRAP, "init",
-               std::string("a PE presenting the job secret was rejected: ") + why + " (PE " + std::to_string(h.pe) +
-                   " of " + std::to_string(h.npes) + ")");
-        }
-        ::close(fd);
-        continue;
+      std::vector<pollfd> fds{{lfd, POLLIN, 0}};
+      for (auto& q : pending) fds.push_back({q.fd, POLLIN, 0});
+      ::poll(fds.data(), fds.size(), 200);
+      if (fds[0].revents & POLLIN) {
+        int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) pending.push_back(Pending{fd, Clock::now() + std::chrono::seconds(5), 0, Hello{}});
       }
-      set_nodelay(fd);
-      peers_[h.pe] = fd;
-      ++joined;
+      for (size_t k = 0; k < pending.size();) {
+        Pending& q = pending[k];
+        ssize_t n = ::recv(q.fd, reinterpret_cast<char*>(&q.h) + q.got, sizeof q.h - q.got, 0);
+        if (n > 0) q.got += static_cast<size_t>(n);
+        bool closed = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+        if (q.got < sizeof q.h && !closed && Clock::now() < q.until) {
+          ++k;
+          continue;
+        }
+        Pending done = q;
+        pending.erase(pending.begin() + static_cast<ptrdiff_t>(k));
+        const Hello& h = done.h;
+        bool ok = done.got == sizeof h && std::memcmp(h.magic, kMagic, 8) == 0 && h.version == kVersion &&
+                  h.secret_len == secret.size() &&
+                  const_time_equal(h.secret, reinterpret_cast<const unsigned char*>(secret.data()), secret.size());
+        const char* why = ok ? nullptr : "bad hello or wrong job secret";
+        if (ok && (h.npes != size_ || h.pe <= 0 || h.pe >= size_)) why = "PE number or job size disagree with PE 0";
+        if (ok && !why && peers_[h.pe] >= 0) why = "duplicate PE number";
+        unsigned char ack = why ? 0 : 1;
+        ::send(done.fd, &ack, 1, MSG_NOSIGNAL);
+        if (why) {
+          log_debug("bootstrap: rejected a connection: %s", why);
+          ::close(done.fd);
+          if (ok) {
+            cleanup();
+            fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+                 std::string("a PE presenting the job secret was rejected: ") + why + " (PE " + std::to_string(h.pe) +
+                     " of " + std::to_string(h.npes) + ")");
+          }
+          continue;
+        }
+        int flags = ::fcntl(done.fd, F_GETFL);
+        ::fcntl(done.fd, F_SETFL, flags & ~O_NONBLOCK);
+        set_nodelay(done.fd);
+        peers_[h.pe] = done.fd;
+        ++joined;
+      }
     }
+    for (auto& q : pending) ::close(q.fd);
     ::close(lfd);
   }
 
@@ -317,7 +351,13 @@ class TcpBootstrap final : public Bootstrap {
         std::memcpy(h.secret, secret.data(), secret.size());
         send_all(fd, &h, sizeof h, 0);
         unsigned char ack = 0;
-        if (!recv_all(fd, &ack, 1, 0, &deadline) || ack != 1) {
+        if (!recv_all(fd, &ack, 1, 0, &deadline)) {
+          ::close(fd);
+          fail(PYSHMEM_ERR_TIMEOUT, "init",
+               "the rendezvous at " + c.BOOTSTRAP_ADDR + " did not answer within PYSHMEM_BOOTSTRAP_TIMEOUT=" +
+                   std::to_string(c.BOOTSTRAP_TIMEOUT) + " s (is PE 0 stuck or gone?)");
+        }
+        if (ack != 1) {
           ::close(fd);
           fail(PYSHMEM_ERR_BOOTSTRAP, "init",
                "the rendezvous at " + c.BOOTSTRAP_ADDR + " rejected this PE (wrong PYSHMEM_JOB_SECRET, PE number or job size)");

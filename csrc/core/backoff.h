@@ -26,6 +26,19 @@ inline void cpu_relax() {
 #endif
 }
 
+// Set at init to this PE's word in its system area that another PE's global_exit()
+// writes (status + 1). Waiting PEs notice it and exit with that status, so a job
+// never hangs on a PE that left through global_exit.
+extern volatile std::uint64_t* g_global_exit_word;
+[[noreturn]] void global_exit_now(int status);  // flushes stdio, _Exit(status)
+
+inline void check_global_exit() {
+  if (g_global_exit_word) {
+    std::uint64_t v = __atomic_load_n(g_global_exit_word, __ATOMIC_RELAXED);
+    if (v) global_exit_now(static_cast<int>(v - 1));
+  }
+}
+
 class Backoff {
  public:
   Backoff(long long spin_iters, long long sleep_max_us)
@@ -38,19 +51,28 @@ class Backoff {
       cpu_relax();
       return;
     }
+    check_global_exit();
     if (iter_ <= spin_iters_ + kYields) {
       sched_yield();
       return;
     }
     sleep_ns_ = sleep_ns_ == 0 ? 1000 : sleep_ns_ * 2;
     if (sleep_ns_ > sleep_max_ns_) sleep_ns_ = sleep_max_ns_ > 0 ? sleep_max_ns_ : 1000;
+    if (sleep_ns_ > 999999999) sleep_ns_ = 999999999;
     timespec ts{0, static_cast<long>(sleep_ns_)};
     nanosleep(&ts, nullptr);
     slept_ns_ += sleep_ns_ + 2000;  // account for syscall and wake-up overhead
     if (slept_ns_ >= kInterruptPeriodNs) {
       slept_ns_ = 0;
-      if (g_interrupt_hook) g_interrupt_hook();
+      if (g_interrupt_hook && interruptible_) g_interrupt_hook();
     }
+  }
+
+  // A wait that must finish even when Python signals arrive (e.g. the clean-up path of
+  // an interrupted set_lock) is not interruptible.
+  Backoff& uninterruptible() {
+    interruptible_ = false;
+    return *this;
   }
 
  private:
@@ -58,6 +80,7 @@ class Backoff {
   static constexpr long long kInterruptPeriodNs = 20 * 1000 * 1000;
   long long spin_iters_, sleep_max_ns_;
   long long iter_ = 0, sleep_ns_ = 0, slept_ns_ = 0;
+  bool interruptible_ = true;
 };
 
 }  // namespace pyshmem

@@ -62,6 +62,7 @@ size_t parse_size(const std::string& name, const std::string& text) {
   else if (suffix == "G" || suffix == "g") mult = 1024.0 * 1024 * 1024;
   else if (suffix == "T" || suffix == "t") mult = 1024.0 * 1024 * 1024 * 1024;
   else bad_value(name, text, "a byte size such as 4096, 512M or 2G");
+  if (v * mult >= 9.0e18) bad_value(name, text, "a byte size below 8 EiB");
   return static_cast<size_t>(v * mult);
 }
 

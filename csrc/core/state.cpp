@@ -1,5 +1,8 @@
 #include "core/state.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "bootstrap/bootstrap.h"
 #include "core/backoff.h"
 #include "core/error.h"
@@ -8,6 +11,13 @@
 namespace pyshmem {
 
 interrupt_hook_t g_interrupt_hook = nullptr;
+volatile std::uint64_t* g_global_exit_word = nullptr;
+
+void global_exit_now(int status) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(status);
+}
 
 State::State() = default;
 State::~State() = default;

@@ -60,9 +60,6 @@ struct State {
   Heap heap;
   std::unique_ptr<Allocator> alloc;
   std::vector<const Transport*> route;  // per PE: the transport that reaches it
-  // A wait or barrier was abandoned (Ctrl-C): collectives may be out of step with the
-  // other PEs, so the finalize run at exit must not wait in a barrier.
-  bool wait_interrupted = false;
   std::string job_id;
 
   State();

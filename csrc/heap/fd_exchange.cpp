@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -86,7 +87,9 @@ std::vector<int> fd_exchange(State& s, int fd, const std::string& token, const c
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (received < nlocal - 1) {
     pollfd p{lfd, POLLIN, 0};
-    if (std::chrono::steady_clock::now() > deadline || ::poll(&p, 1, 1000) < 0) break;
+    if (std::chrono::steady_clock::now() > deadline) break;
+    int pr = ::poll(&p, 1, 1000);
+    if (pr < 0 && errno != EINTR) break;
     if (!(p.revents & POLLIN)) continue;
     int cfd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
     if (cfd < 0) continue;

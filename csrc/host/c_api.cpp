@@ -22,6 +22,9 @@ int guard(F&& f) {
   } catch (const std::exception& e) {
     t_last_error = e.what();
     return PYSHMEM_ERR_INTERNAL;
+  } catch (...) {  // e.g. a wait abandoned by an interrupt hook
+    t_last_error = "pyshmem: the call was interrupted";
+    return PYSHMEM_ERR_INTERRUPTED;
   }
 }
 }  // namespace

@@ -22,6 +22,14 @@ inline void require_symmetric(const char* call, const char* role, const void* ad
            "(a plain NumPy array exists only on this PE)");
 }
 
+// Throws unless addr is aligned to `align` bytes (atomics on misaligned words can tear
+// or take a bus-wide split lock).
+inline void require_aligned(const char* call, const char* role, const void* addr, size_t align) {
+  if (reinterpret_cast<uintptr_t>(addr) % align)
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         std::string(role) + " is not aligned to " + std::to_string(align) + " bytes (a view at an odd byte offset?)");
+}
+
 // The common prologue of a one-sided call: initialised, PE in range.
 inline State& rma_prologue(const char* call, int pe) {
   State& s = state();

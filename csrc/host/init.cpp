@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/backoff.h"
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
@@ -99,6 +100,7 @@ void init() {
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
+    g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
     device_state_fill(s);
     log_debug("init: %d PEs, %zu local, heap %zu bytes", s.npes, s.local_pes.size(), s.heap.size);
   } catch (...) {
@@ -116,6 +118,7 @@ void finalize() {
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
   s.initialized = false;
   s.finalized = true;
+  g_global_exit_word = nullptr;
   heap_retire(s);
   s.alloc.reset();
   s.boot.reset();
@@ -135,10 +138,19 @@ int n_pes() {
 }
 
 void global_exit(int status) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  // The launcher sees a failing PE and ends the others; no collective is attempted.
-  std::_Exit(status);
+  State& s = state();
+  if (s.initialized) {
+    // Tell every PE: those waiting in pyshmem notice within their next backoff step
+    // and exit with the same status, so the job ends even for status 0 (the launcher
+    // only ends the other PEs itself when one fails).
+    const uint64_t word = static_cast<uint64_t>(static_cast<uint8_t>(status)) + 1;
+    for (int p = 0; p < s.npes; ++p) {
+      if (p == s.pe || !s.route[p]) continue;
+      uint64_t* target = &s.heap.sys(s.pe)->global_exit;  // symmetric: same offset on every PE
+      s.route[p]->amo(s, AmoArgs{PYSHMEM_AMO_SET, PYSHMEM_UINT64, target, &word, nullptr, nullptr, p});
+    }
+  }
+  global_exit_now(status);
 }
 
 std::string describe() {

@@ -41,7 +41,18 @@ void set_lock(int64_t* lock, const char* call) {
   const uint32_t mine = static_cast<uint32_t>(old >> 32);
   if (static_cast<uint32_t>(old) == mine) return;
   Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
-  while (static_cast<uint32_t>(fetch_word(s, lock)) != mine) backoff.pause();
+  try {
+    while (static_cast<uint32_t>(fetch_word(s, lock)) != mine) backoff.pause();
+  } catch (...) {
+    // Interrupted (Ctrl-C) while queued: the ticket cannot be returned, so wait for
+    // our turn without further interrupts and pass the lock on at once; otherwise every
+    // later set_lock would wait forever for this ticket.
+    Backoff finish(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+    finish.uninterruptible();
+    while (static_cast<uint32_t>(fetch_word(s, lock)) != mine) finish.pause();
+    clear_lock(lock, call);
+    throw;
+  }
 }
 
 bool test_lock(int64_t* lock, const char* call) {

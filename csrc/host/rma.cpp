@@ -7,9 +7,15 @@
 namespace pyshmem {
 namespace {
 
-// Bytes spanned by nelems elements at `stride` elements apart.
-size_t strided_extent(size_t nelems, ptrdiff_t stride, size_t elem) {
-  return nelems == 0 ? 0 : ((nelems - 1) * static_cast<size_t>(stride) + 1) * elem;
+// Bytes spanned by nelems elements at `stride` elements apart; throws on overflow
+// (a wrapped extent would pass the symmetric-range check and write out of bounds).
+size_t strided_extent(const char* call, size_t nelems, ptrdiff_t stride, size_t elem) {
+  if (nelems == 0) return 0;
+  size_t span, elems, bytes;
+  if (__builtin_mul_overflow(nelems - 1, static_cast<size_t>(stride), &span) ||
+      __builtin_add_overflow(span, size_t(1), &elems) || __builtin_mul_overflow(elems, elem, &bytes))
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "nelems x stride x element size overflows the address space");
+  return bytes;
 }
 
 void check_strides(const char* call, ptrdiff_t tst, ptrdiff_t sst, size_t elem) {
@@ -53,7 +59,8 @@ static void strided(bool is_put, void* dest, const void* src, ptrdiff_t tst, ptr
   State& s = rma_prologue(call, pe);
   check_strides(call, tst, sst, elem);
   const void* remote = is_put ? dest : src;
-  require_symmetric(call, is_put ? "target" : "source", remote, strided_extent(nelems, is_put ? tst : sst, elem));
+  require_symmetric(call, is_put ? "target" : "source", remote, strided_extent(call, nelems, is_put ? tst : sst, elem));
+  strided_extent(call, nelems, is_put ? sst : tst, elem);  // the local side must not overflow either
   if (!nelems) return;
   const Transport* t = s.route[pe];
   if (t->caps & kCapLoadStore) {

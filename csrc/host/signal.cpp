@@ -12,6 +12,7 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "target", dest, nbytes);
   require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
+  require_aligned(call, "signal", sig_addr, sizeof(uint64_t));
   if (sig_op != PYSHMEM_SIGNAL_SET && sig_op != PYSHMEM_SIGNAL_ADD)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "signal operation (sigop) must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(sig_op) + ")");
@@ -25,12 +26,14 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
 uint64_t signal_fetch(const uint64_t* sig_addr, const char* call) {
   require_init(call);
   require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
+  require_aligned(call, "signal", sig_addr, sizeof(uint64_t));
   return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
 uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value, const char* call) {
   require_init(call);
   require_symmetric(call, "signal", sig_addr, sizeof(uint64_t));
+  require_aligned(call, "signal", sig_addr, sizeof(uint64_t));
   if (cmp < PYSHMEM_CMP_EQ || cmp > PYSHMEM_CMP_GE)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "cmp must be one of CMP_EQ/NE/GT/LE/LT/GE (got " + std::to_string(cmp) + ")");
   const State& s = state();

@@ -58,6 +58,7 @@ bool test(const void* ivar, int dtype, int cmp, const void* value, const char* c
   require_init(call);
   check_wait_args(call, dtype, cmp);
   require_symmetric(call, "ivar", ivar, PYSHMEM_DTYPE_SIZE(dtype));
+  require_aligned(call, "ivar", ivar, PYSHMEM_DTYPE_SIZE(dtype));
   return compare(ivar, dtype, cmp, value);
 }
 
@@ -73,7 +74,9 @@ size_t wait_vector(WaitMode mode, bool blocking, const void* ivars, size_t nelem
   require_init(call);
   check_wait_args(call, dtype, cmp);
   const size_t elem = PYSHMEM_DTYPE_SIZE(dtype);
+  if (nelems > SIZE_MAX / elem) fail(PYSHMEM_ERR_INVALID_ARG, call, "too many ivars");
   require_symmetric(call, "ivars", ivars, nelems * elem);
+  require_aligned(call, "ivars", ivars, elem);
   const char* base = static_cast<const char*>(ivars);
   const char* vals = static_cast<const char*>(values);
   auto ok = [&](size_t i) { return compare(base + i * elem, dtype, cmp, vector ? vals + i * elem : vals); };

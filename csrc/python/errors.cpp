@@ -1,7 +1,6 @@
 #include "python/errors.h"
 
 #include "core/backoff.h"
-#include "core/state.h"
 
 namespace pyshmem {
 namespace py {
@@ -57,10 +56,7 @@ void interrupt_hook() {
   PyGILState_STATE g = PyGILState_Ensure();
   int rc = PyErr_CheckSignals();
   PyGILState_Release(g);
-  if (rc != 0) {
-    state().wait_interrupted = true;
-    throw PythonErrorAlreadySet{};
-  }
+  if (rc != 0) throw PythonErrorAlreadySet{};
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <Python.h>
 
+#include <exception>
+
 #include "core/error.h"
 
 namespace pyshmem {
@@ -39,6 +41,22 @@ bool run_guarded(F&& f) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return false;
   }
+}
+
+// Runs `f` with the GIL released. C++ failures are captured without touching Python
+// and translated after the GIL is back (setting a Python error without the GIL crashes).
+template <class F>
+bool run_guarded_nogil(F&& f) {
+  std::exception_ptr err;
+  Py_BEGIN_ALLOW_THREADS
+  try {
+    f();
+  } catch (...) {
+    err = std::current_exception();
+  }
+  Py_END_ALLOW_THREADS
+  if (!err) return true;
+  return run_guarded([&] { std::rethrow_exception(err); });
 }
 
 // Installs the core's interrupt hook: waits that sleep check Python signals (Ctrl-C).

@@ -84,8 +84,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("finalize", [] { pyshmem::finalize(); }, pybind::call_guard<pybind::gil_scoped_release>(),
         "Collective: barrier, then release the heap.");
   m.def("initialized", &is_initialized);
-  m.def("wait_interrupted", [] { return state().wait_interrupted; },
-        "True once a wait or barrier was abandoned by a Python signal (e.g. Ctrl-C).");
   m.def("finalized", &is_finalized);
   m.def("my_pe", &my_pe);
   m.def("n_pes", &n_pes);

@@ -28,10 +28,7 @@ Py_ssize_t elem_stride(const Buffer& b) {
 
 template <class F>
 bool run_maybe_nogil(Py_ssize_t bytes, F&& f) {
-  if (bytes < kReleaseGilBytes) return run_guarded(f);
-  bool ok;
-  Py_BEGIN_ALLOW_THREADS ok = run_guarded(f);
-  Py_END_ALLOW_THREADS return ok;
+  return bytes < kReleaseGilBytes ? run_guarded(f) : run_guarded_nogil(f);
 }
 
 // Shared by every RMA entry point. `strided`: the call takes tst/sst.
@@ -91,6 +88,8 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                    "sigop must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(op) + ")"),
              nullptr;
+    if (reinterpret_cast<uintptr_t>(sigbuf.data()) % sizeof(uint64_t))
+      return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, "signal is not aligned to 8 bytes"), nullptr;
     if (!is_symmetric(sigbuf.data(), sizeof(uint64_t)))
       return raise(error_class(PYSHMEM_ERR_NOT_SYMMETRIC), call,
                    "signal is not symmetric memory: allocate it with pyshmem.new_signal() (or pyshmem.array/empty/zeros/"

@@ -14,9 +14,7 @@ namespace {
 
 template <class F>
 bool run_nogil(F&& f) {
-  bool ok;
-  Py_BEGIN_ALLOW_THREADS ok = run_guarded(f);
-  Py_END_ALLOW_THREADS return ok;
+  return run_guarded_nogil(f);
 }
 
 // ivar: 1-element integer buffer; fills code.
@@ -66,6 +64,8 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   const char* call = PyUnicode_AsUTF8(args[0]);
   if (!call || !ensure_init(call)) return nullptr;
   long mode = PyLong_AsLong(args[1]);
+  if (mode < kWaitAll || mode > kWaitSome)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, "internal: bad wait mode"), nullptr;
   bool blocking = PyObject_IsTrue(args[2]);
   bool vector = PyObject_IsTrue(args[6]);
   Buffer iv, vals, st;
@@ -86,8 +86,12 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                    "status has " + std::to_string(st.nelems) + " entries but ivars has " + std::to_string(iv.nelems)),
              nullptr;
+    if (st.kind != 'i' || st.itemsize != sizeof(int) || !st.contiguous)
+      return raise(error_class(PYSHMEM_ERR_TYPE), call, "status must be a contiguous array of C ints"), nullptr;
     status = reinterpret_cast<const int*>(st.data());
   }
+  if (vals.itemsize != iv.itemsize || !vals.contiguous || vals.nelems < 1)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, "values must be a contiguous array of the ivars' dtype"), nullptr;
   if (vector && vals.nelems < iv.nelems)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  "values has " + std::to_string(vals.nelems) + " entries but ivars has " + std::to_string(iv.nelems)),
@@ -112,7 +116,14 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(idx.size()));
   if (!list) return nullptr;
-  for (size_t k = 0; k < idx.size(); ++k) PyList_SET_ITEM(list, static_cast<Py_ssize_t>(k), PyLong_FromSize_t(idx[k]));
+  for (size_t k = 0; k < idx.size(); ++k) {
+    PyObject* v = PyLong_FromSize_t(idx[k]);
+    if (!v) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(k), v);
+  }
   return list;
 }
 

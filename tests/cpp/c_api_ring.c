@@ -94,6 +94,12 @@ int main(void) {
   CHECK(pyshmem_barrier_all());
   if (pyshmem_putmem(ring, mine, 8, n + 5) != PYSHMEM_ERR_PE_RANGE) return 1;
   if (strstr(pyshmem_last_error(), "out of range") == NULL) return 1;
+  /* A stride whose extent overflows must be refused, not wrap around the range check. */
+  if (pyshmem_iputmem(ring, mine, (ptrdiff_t)1 << 60, 1, 3, 8, me) != PYSHMEM_ERR_INVALID_ARG ||
+      strstr(pyshmem_last_error(), "overflows") == NULL) {
+    fprintf(stderr, "expected an overflow error, got: %s\n", pyshmem_last_error());
+    return 1;
+  }
   CHECK(pyshmem_free(ring));
   CHECK(pyshmem_finalize());
   if (pyshmem_device_state_get(&ds) != PYSHMEM_ERR_NOT_INIT) return 1;

@@ -213,7 +213,7 @@ def test_rendezvous_that_never_comes_times_out_quickly():
     (5, 2, {}, "PYSHMEM_PE=5 is outside 0..1 (PYSHMEM_NPES=2)"),
     (0, 0, {}, "PYSHMEM_NPES=0 must be >= 1"),
     (1, 2, {"PYSHMEM_BOOTSTRAP_ADDR": "nocolon"}, "PYSHMEM_BOOTSTRAP_ADDR='nocolon' must be host:port"),
-    (1, 2, {"PYSHMEM_JOB_SECRET": "xyz"}, "PYSHMEM_JOB_SECRET must be 2 to 128 hex digits"),
+    (1, 2, {"PYSHMEM_JOB_SECRET": "xyz"}, "PYSHMEM_JOB_SECRET must be 32 to 128 hex digits"),
 ])
 def test_bad_launcher_variables(pe, npes, extra, fragment):
     env = _pe_env(pe, npes, "127.0.0.1:9", "ef" * 32, 2)

@@ -813,3 +813,28 @@ def test_rma_rejects_a_source_in_another_byte_order():
         assert list(x) == [1, 2]
     finally:
         shmem.free(x)
+
+
+def test_large_transfer_errors_raise_instead_of_crashing():
+    """Transfers of >= 64 KiB run without the GIL; their errors must still be raised."""
+    x = shmem.zeros(100_000)
+    try:
+        with pytest.raises(shmem.InvalidArgumentError, match="target is not symmetric memory"):
+            shmem.put(np.zeros(100_000), x, 0)
+        with pytest.raises(shmem.InvalidArgumentError, match="source is not symmetric memory"):
+            shmem.get(np.zeros(100_000), np.ones(100_000), 0)
+    finally:
+        shmem.free(x)
+
+
+def test_free_of_an_array_made_by_fromalloc_with_a_smaller_shape():
+    mem = shmem.alloc(64)
+    shmem.free(shmem.fromalloc(mem, 4, np.int32))  # shmem4py allows this
+
+
+def test_oversized_heap_request_in_the_environment_is_an_error():
+    env = dict(os.environ, PYSHMEM_SYMMETRIC_SIZE="100000000T")
+    proc = subprocess.run([sys.executable, "-c", "import pyshmem; pyshmem.init()"], capture_output=True, text=True,
+                          env=env, timeout=60, cwd=str(REPO))
+    assert proc.returncode != 0
+    assert "PYSHMEM_SYMMETRIC_SIZE" in proc.stderr and "below 8 EiB" in proc.stderr, proc.stderr

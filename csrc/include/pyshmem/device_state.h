@@ -36,7 +36,8 @@ typedef struct pyshmem_sys_area {
   uint64_t magic;         /* PYSHMEM_SYS_MAGIC */
   uint64_t pe;            /* owner PE */
   uint64_t barrier_epoch; /* barriers entered by the owner (host and device share it) */
-  uint64_t pad0[5];
+  uint64_t global_exit;   /* status + 1 once any PE called global_exit (waits then exit) */
+  uint64_t pad0[4];
   pyshmem_sys_flag barrier[PYSHMEM_SYS_BARRIER_ROUNDS]; /* dissemination: arrivals per round */
 } pyshmem_sys_area;
 
