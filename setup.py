@@ -7,12 +7,14 @@ Set PYSHMEM_CMAKE_ARGS to pass extra arguments, CMAKE_BUILD_PARALLEL_LEVEL for j
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 
@@ -52,4 +54,15 @@ class CMakeBuild(build_ext):
         subprocess.run(["cmake", "--build", ".", "--config", build_type], cwd=build_dir, check=True, env=env)
 
 
-setup(ext_modules=[CMakeExtension("pyshmem._C")], cmdclass={"build_ext": CMakeBuild})
+class BuildPyWithHeaders(build_py):
+    """Ships the public headers (csrc/include/pyshmem) inside the package as
+    pyshmem/include, so an installed pyshmem can compile device code
+    (pyshmem.cuda.include_paths()). A source checkout uses csrc/include directly."""
+
+    def run(self):
+        super().run()
+        dest = Path(self.build_lib) / "pyshmem" / "include"
+        shutil.copytree(ROOT / "csrc" / "include", dest, dirs_exist_ok=True)
+
+
+setup(ext_modules=[CMakeExtension("pyshmem._C")], cmdclass={"build_ext": CMakeBuild, "build_py": BuildPyWithHeaders})

@@ -49,7 +49,7 @@ def report():
 
 
 def main(argv=None):
-    """Entry point of ``python -m pyshmem info [--env-markdown]``.
+    """Entry point of ``python -m pyshmem info [--env-markdown | --includes]``.
 
     Returns:
         int: process exit code.
@@ -60,8 +60,13 @@ def main(argv=None):
     if argv == ["--env-markdown"]:
         sys.stdout.write(env_markdown())
         return 0
+    if argv == ["--includes"]:
+        from pyshmem.cuda import include_paths
+
+        print(" ".join("-I" + p for p in include_paths()))
+        return 0
     if argv:
-        print("usage: python -m pyshmem info [--env-markdown]", file=sys.stderr)
+        print("usage: python -m pyshmem info [--env-markdown | --includes]", file=sys.stderr)
         return 2
     print(report())
     return 0

@@ -13,6 +13,7 @@ directory write ``pid.<pe>`` files there so the test can check every PE is gone.
 
 import importlib.util
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -264,7 +265,9 @@ def test_global_exit_sets_the_job_exit_code(tmp_path):
     before = shm_entries()
     proc = run_pes("fail_global_exit.py", NPES, tmp_path, 1, 3, timeout=40, launcher_args=("--timeout", "20"))
     assert proc.returncode == 3, _out(proc)
-    assert "PE 1 exited with code 3" in proc.stderr, _out(proc)
+    # Every PE leaves with the global_exit status (the waiters notice the global-exit
+    # word), so the launcher may report any of them first.
+    assert re.search(r"PE \d exited with code 3", proc.stderr), _out(proc)
     assert "[pe 1] EXITING pe=1" in proc.stdout, "global_exit lost buffered output\n" + _out(proc)
     assert "AFTER-GLOBAL-EXIT" not in proc.stdout and "PASSED" not in proc.stdout, _out(proc)
     _assert_pes_gone(_read_pids(tmp_path))

@@ -13,7 +13,7 @@
 #ifndef PYSHMEM_DEVICE_STATE_H
 #define PYSHMEM_DEVICE_STATE_H
 
-#include <stdint.h>
+#include "pyshmem/stdint.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,9 +54,11 @@ typedef struct pyshmem_device_state {
   const uint8_t* peer_flags;  /* n_pes entries of PYSHMEM_PEER_* bits */
 } pyshmem_device_state;
 
+#if !defined(__CUDACC_RTC__) /* a host function: not declared in runtime-compiled device code */
 /* Points *state_out at this PE's state (owned by the runtime, valid until finalize).
  * Returns PYSHMEM_ERR_NOT_INIT before init / after finalize. */
 int pyshmem_device_state_get(const pyshmem_device_state** state_out);
+#endif
 
 #ifdef __cplusplus
 }

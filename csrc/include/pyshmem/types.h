@@ -6,8 +6,7 @@
 #ifndef PYSHMEM_TYPES_H
 #define PYSHMEM_TYPES_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "pyshmem/stdint.h"
 
 #ifdef __cplusplus
 extern "C" {

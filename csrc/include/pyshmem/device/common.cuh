@@ -8,8 +8,7 @@
 #pragma once
 
 #include <cuda/atomic>  // libcu++ (CCCL): the same atomics on host and device
-#include <stddef.h>
-#include <stdint.h>
+#include "pyshmem/stdint.h"
 
 #include "pyshmem/device_state.h"
 #include "pyshmem/types.h"
@@ -42,8 +41,10 @@ using sys_atomic = cuda::atomic_ref<T, cuda::thread_scope_system>;
 // One copy per CUDA module; the CUDA backend uploads it when it loads the module.
 static __constant__ pyshmem_device_state d_state;
 #endif
+#if !defined(__CUDACC_RTC__)
 // The CPU build reads the state the runtime filled at init (see device_init()).
 inline const pyshmem_device_state* h_state = nullptr;
+#endif
 
 PYSHMEM_HD const pyshmem_device_state& state() {
 #if defined(__CUDA_ARCH__)
@@ -179,7 +180,7 @@ PYSHMEM_HD void fence_system() { cuda::atomic_thread_fence(cuda::std::memory_ord
 
 }  // namespace detail
 
-#if !defined(__CUDA_ARCH__)
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
 // CPU build: binds the device API to this process's runtime. Call after pyshmem_init();
 // returns a pyshmem_status (PYSHMEM_ERR_NOT_INIT before init).
 inline int device_init() { return ::pyshmem_device_state_get(&detail::h_state); }
