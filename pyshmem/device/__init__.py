@@ -17,10 +17,12 @@ Every function of the table in ``pyshmem/device/_table.py`` is available, with
 ``_warp``/``_block`` variants for the cooperative ones. ``device.array(x)`` passes a
 symmetric array to a launch without a copy; use it on every symmetric argument.
 
-Today the functions run under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``,
-or ``shmemrun --sim``) against the CPU backend, with the same results as the host
-API. The GPU path (extern "C" shims linked as LTO-IR) is not built yet: without the
-simulator, using these functions raises ``ShmemNotImplementedError``.
+Under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, or ``shmemrun --sim``)
+the functions run against the CPU backend with the same results as the host API
+(``sim.py``). Without the simulator they are Numba intrinsics calling extern "C"
+shims (``gpu.py``, ``_shims.py``): kernels compile to LTO-IR and ``device.link()``
+links them with the device library into a cubin, with no GPU needed. Launching on a
+GPU needs the CUDA backend, which is not built yet (``device.array`` says so).
 """
 
 from pyshmem.device._table import OPS, all_names
@@ -41,11 +43,20 @@ if SIMULATOR:
     from pyshmem.device.sim import *  # noqa: F401,F403
     from pyshmem.device.sim import array  # noqa: F401
 else:
+    from pyshmem.device.gpu import *  # noqa: F401,F403
+    from pyshmem.device.gpu import library, link  # noqa: F401
 
-    def __getattr__(name):
-        if name == "array" or name in all_names():
-            raise ShmemNotImplementedError(
-                f"pyshmem.device.{name}: the GPU path of the Numba device API is not built yet; run kernels "
-                "under the Numba CUDA simulator (NUMBA_ENABLE_CUDASIM=1 before importing numba, or shmemrun --sim)"
-            )
-        raise AttributeError(f"module 'pyshmem.device' has no attribute {name!r}")
+    __all__ += ["library", "link"]
+
+    def array(x):
+        """Pass a symmetric array to a GPU kernel launch.
+
+        Raises:
+            ShmemNotImplementedError: symmetric GPU memory needs the CUDA backend, which
+                is not built yet; run kernels in the simulator (``shmemrun --sim``).
+        """
+        raise ShmemNotImplementedError(
+            "pyshmem.device.array: symmetric GPU arrays need the CUDA backend, which is not built yet; kernels "
+            "compile and link (device.link) without it, and run under the Numba CUDA simulator "
+            "(NUMBA_ENABLE_CUDASIM=1 before importing numba, or shmemrun --sim)"
+        )

@@ -38,10 +38,15 @@ def _run(code, sim):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
 
 
-def test_without_the_simulator_the_gpu_path_is_reported_missing():
-    proc = _run("import pyshmem.device as d\ntry:\n    d.put\nexcept NotImplementedError as e:\n    print('NIE', e)", False)
+def test_gpu_path_implements_exactly_the_table():
+    code = ("import pyshmem.device as d\nfrom pyshmem.device import gpu, _table\n"
+            "assert not d.SIMULATOR\n"
+            "assert set(gpu.FUNCTIONS) == set(_table.all_names()), set(gpu.FUNCTIONS) ^ set(_table.all_names())\n"
+            "assert d.put is gpu.put and d.atomic_fetch_add is gpu.atomic_fetch_add\n"
+            "try:\n    d.array(None)\nexcept NotImplementedError as e:\n    print('NIE', e)\n")
+    proc = _run(code, False)
     assert proc.returncode == 0, proc.stderr
-    assert "NIE pyshmem.device.put" in proc.stdout and "NUMBA_ENABLE_CUDASIM=1" in proc.stdout
+    assert "NIE pyshmem.device.array" in proc.stdout and "CUDA backend" in proc.stdout
 
 
 def test_device_calls_outside_a_kernel_act_as_one_thread():

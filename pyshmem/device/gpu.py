@@ -1,0 +1,346 @@
+"""The device API on a GPU: Numba intrinsics that call the extern "C" shims.
+
+Every function of the op table (``_table.py``) is a Numba ``@intrinsic``: it is typed
+for the concrete array/scalar types of the call and lowered to one call of a shim
+(``_shims.py``). Intrinsics, unlike ``@cuda.jit(device=True)`` helpers, need no GPU
+to compile, so kernels using them compile to LTO-IR and link with ``library()`` on
+any machine (``link()`` does both). Arrays give pointers and sizes (a slice gives an
+offset); scalars are cast to the element type.
+
+Launching such kernels needs the CUDA backend (GPU heap, device-state upload), which
+is not built yet.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+
+from pyshmem.device import _shims
+from pyshmem.device._table import OPS
+from pyshmem.errors import ShmemTypeError
+
+_I8P = ir.IntType(8).as_pointer()
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_VOID = ir.VoidType()
+
+_TAG_OF = {types.int32: "i32", types.int64: "i64", types.uint32: "u32", types.uint64: "u64",
+           types.float32: "f32", types.float64: "f64"}
+
+
+def _fn(builder, name, ret, params):
+    return cgutils.get_or_insert_function(builder.module, ir.FunctionType(ret, params), name)
+
+
+def _array(context, builder, ty, val):
+    """(data as i8*, element count, item size) of an array argument."""
+    a = context.make_array(ty)(context, builder, val)
+    item = context.get_abi_sizeof(context.get_data_type(ty.dtype))
+    return builder.bitcast(a.data, _I8P), a.nitems, item, a
+
+
+def _i32(context, builder, ty, val):
+    return context.cast(builder, val, ty, types.int32)
+
+
+def _tag(call, dtype, allowed):
+    tag = _TAG_OF.get(dtype)
+    if tag not in allowed:
+        names = ", ".join(str(t) for t, g in _TAG_OF.items() if g in allowed)
+        raise ShmemTypeError(f"pyshmem.device.{call}: element type {dtype} is not supported; use {names}")
+    return tag
+
+
+def _is_array(t):
+    return isinstance(t, types.Array)
+
+
+def _is_int(t):
+    # CMP_* and SIGNAL_* are IntEnum members; Numba types them apart from plain ints.
+    return isinstance(t, (types.Integer, types.IntEnumMember))
+
+
+def _make_noarg(name, sym, ret):
+    def typer(typingctx):
+        sig = (types.int32 if ret == "i32" else types.void)()
+
+        def codegen(context, builder, sig, args):
+            r = builder.call(_fn(builder, sym, _I32 if ret == "i32" else _VOID, []), [])
+            return r if ret == "i32" else context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _make_rma(name, sym):
+    """put/get(+_nbi): (dest array, src array, pe); moves min(len(dest), len(src)) elements."""
+
+    def typer(typingctx, dest, src, pe):
+        if not (_is_array(dest) and _is_array(src) and _is_int(pe)) or dest.dtype != src.dtype:
+            return None
+        sig = types.void(dest, src, pe)
+
+        def codegen(context, builder, sig, args):
+            d, dn, item, _ = _array(context, builder, sig.args[0], args[0])
+            s, sn, _, _ = _array(context, builder, sig.args[1], args[1])
+            n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
+            nbytes = builder.mul(n, context.get_constant(types.intp, item))
+            builder.call(_fn(builder, sym, _VOID, [_I8P, _I8P, _I64, _I32]),
+                         [d, s, nbytes, _i32(context, builder, sig.args[2], args[2])])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _make_p():
+    def p(typingctx, dest, value, pe):
+        if not (_is_array(dest) and isinstance(value, (types.Number, types.Boolean)) and _is_int(pe)):
+            return None
+        sig = types.void(dest, value, pe)
+
+        def codegen(context, builder, sig, args):
+            d, _, item, _ = _array(context, builder, sig.args[0], args[0])
+            slot = cgutils.alloca_once(builder, context.get_value_type(sig.args[0].dtype))
+            builder.store(context.cast(builder, args[1], sig.args[1], sig.args[0].dtype), slot)
+            builder.call(_fn(builder, _shims.symbol("put"), _VOID, [_I8P, _I8P, _I64, _I32]),
+                         [d, builder.bitcast(slot, _I8P), ir.Constant(_I64, item),
+                          _i32(context, builder, sig.args[2], args[2])])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return intrinsic(p)
+
+
+def _make_g():
+    def g(typingctx, src, pe):
+        if not (_is_array(src) and _is_int(pe)):
+            return None
+        sig = src.dtype(src, pe)
+
+        def codegen(context, builder, sig, args):
+            s, _, item, _ = _array(context, builder, sig.args[0], args[0])
+            slot = cgutils.alloca_once(builder, context.get_value_type(sig.args[0].dtype))
+            builder.call(_fn(builder, _shims.symbol("get"), _VOID, [_I8P, _I8P, _I64, _I32]),
+                         [builder.bitcast(slot, _I8P), s, ir.Constant(_I64, item),
+                          _i32(context, builder, sig.args[1], args[1])])
+            return builder.load(slot)
+
+        return sig, codegen
+
+    return intrinsic(g)
+
+
+def _make_strided(name):
+    def typer(typingctx, dest, src, dst, sst, nelems, pe):
+        ints = (dst, sst, nelems, pe)
+        if not (_is_array(dest) and _is_array(src) and all(_is_int(t) for t in ints)):
+            return None
+        if dest.dtype != src.dtype:
+            return None
+        sig = types.void(dest, src, dst, sst, nelems, pe)
+
+        def codegen(context, builder, sig, args):
+            d, _, item, _ = _array(context, builder, sig.args[0], args[0])
+            s, _, _, _ = _array(context, builder, sig.args[1], args[1])
+            i64 = [context.cast(builder, args[k], sig.args[k], types.int64) for k in (2, 3, 4)]
+            builder.call(_fn(builder, _shims.symbol(name), _VOID, [_I8P, _I8P, _I64, _I64, _I64, _I64, _I32]),
+                         [d, s, *i64, ir.Constant(_I64, item), _i32(context, builder, sig.args[5], args[5])])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _sig_ptr(context, builder, ty, val):
+    a = context.make_array(ty)(context, builder, val)
+    return builder.bitcast(a.data, _I64.as_pointer())
+
+
+def _is_sig(t):
+    return _is_array(t) and t.dtype == types.uint64
+
+
+def _make_put_signal(name, sym):
+    def typer(typingctx, dest, src, sig, signal, sig_op, pe):
+        if not (_is_array(dest) and _is_array(src) and _is_sig(sig) and dest.dtype == src.dtype):
+            return None
+        if not all(_is_int(t) for t in (signal, sig_op, pe)):
+            return None
+        s_ = types.void(dest, src, sig, signal, sig_op, pe)
+
+        def codegen(context, builder, sig_, args):
+            d, dn, item, _ = _array(context, builder, sig_.args[0], args[0])
+            s, sn, _, _ = _array(context, builder, sig_.args[1], args[1])
+            n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
+            nbytes = builder.mul(n, context.get_constant(types.intp, item))
+            builder.call(_fn(builder, sym, _VOID, [_I8P, _I8P, _I64, _I64.as_pointer(), _I64, _I32, _I32]),
+                         [d, s, nbytes, _sig_ptr(context, builder, sig_.args[2], args[2]),
+                          context.cast(builder, args[3], sig_.args[3], types.uint64),
+                          _i32(context, builder, sig_.args[4], args[4]), _i32(context, builder, sig_.args[5], args[5])])
+            return context.get_dummy_value()
+
+        return s_, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _make_signal(name):
+    sym = _shims.symbol(name)
+
+    if name == "signal_op":
+        def typer(typingctx, sig, signal, sig_op, pe):
+            if not (_is_sig(sig) and all(_is_int(t) for t in (signal, sig_op, pe))):
+                return None
+            s_ = types.void(sig, signal, sig_op, pe)
+
+            def codegen(context, builder, s, args):
+                builder.call(_fn(builder, sym, _VOID, [_I64.as_pointer(), _I64, _I32, _I32]),
+                             [_sig_ptr(context, builder, s.args[0], args[0]),
+                              context.cast(builder, args[1], s.args[1], types.uint64),
+                              _i32(context, builder, s.args[2], args[2]), _i32(context, builder, s.args[3], args[3])])
+                return context.get_dummy_value()
+
+            return s_, codegen
+    elif name == "signal_fetch":
+        def typer(typingctx, sig):
+            if not _is_sig(sig):
+                return None
+
+            def codegen(context, builder, s, args):
+                return builder.call(_fn(builder, sym, _I64, [_I64.as_pointer()]),
+                                    [_sig_ptr(context, builder, s.args[0], args[0])])
+
+            return types.uint64(sig), codegen
+    else:  # signal_wait_until
+        def typer(typingctx, sig, cmp, value):
+            if not (_is_sig(sig) and _is_int(cmp) and _is_int(value)):
+                return None
+
+            def codegen(context, builder, s, args):
+                return builder.call(_fn(builder, sym, _I64, [_I64.as_pointer(), _I32, _I64]),
+                                    [_sig_ptr(context, builder, s.args[0], args[0]),
+                                     _i32(context, builder, s.args[1], args[1]),
+                                     context.cast(builder, args[2], s.args[2], types.uint64)])
+
+            return types.uint64(sig, cmp, value), codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _make_typed(op):
+    """Atomics and waits: one shim per element type, picked at typing time."""
+    name = op.name
+    scalar_args = [a for a in op.args if a in ("cond", "value")]
+    has_cmp = "cmp" in op.args
+    allowed = _shims.type_tags(name) if name.startswith("atomic_") else _shims.INT_TAGS
+
+    def typer(typingctx, target, *rest):
+        if not _is_array(target):
+            return None
+        tag = _tag(name, target.dtype, allowed)
+        dt = target.dtype
+        ret = dt if op.result == "element" else (types.int32 if op.result == "int32" else types.void)
+        sig = ret(target, *rest)
+        sym = _shims.symbol(name, tag)
+
+        def codegen(context, builder, s, args):
+            elem = context.get_value_type(dt)
+            ptr = builder.bitcast(context.make_array(s.args[0])(context, builder, args[0]).data, elem.as_pointer())
+            vals, tys = [ptr], [elem.as_pointer()]
+            k = 1
+            if has_cmp:
+                vals.append(_i32(context, builder, s.args[k], args[k]))
+                tys.append(_I32)
+                k += 1
+            for _ in scalar_args:
+                vals.append(context.cast(builder, args[k], s.args[k], dt))
+                tys.append(elem)
+                k += 1
+            if "pe" in op.args:
+                vals.append(_i32(context, builder, s.args[k], args[k]))
+                tys.append(_I32)
+            ret_ir = elem if op.result == "element" else (_I32 if op.result == "int32" else _VOID)
+            r = builder.call(_fn(builder, sym, ret_ir, tys), vals)
+            return r if ret_ir is not _VOID else context.get_dummy_value()
+
+        return sig, codegen
+
+    # Intrinsics need explicit parameters: build one with the table's argument names.
+    params = ", ".join(op.args)
+    ns = {"typer": typer, "intrinsic": intrinsic}
+    exec(f"def {name}(typingctx, {params}):\n    return typer(typingctx, {params})\n", ns)  # noqa: S102
+    return intrinsic(ns[name])
+
+
+def _build():
+    fns = {}
+    for op in OPS:
+        n = op.name
+        for coop, sfx in _shims.COOP_SUFFIX.items():
+            if coop != "thread" and not op.coop:
+                continue
+            full = n + sfx
+            if n in ("my_pe", "n_pes"):
+                fns[full] = _make_noarg(full, _shims.symbol(n), "i32")
+            elif n in _shims.NO_ARG:
+                fns[full] = _make_noarg(full, _shims.symbol(n, coop=coop), "void")
+            elif n in _shims.BYTE_RMA:
+                fns[full] = _make_rma(full, _shims.symbol(n, coop=coop))
+            elif n == "p":
+                fns[full] = _make_p()
+            elif n == "g":
+                fns[full] = _make_g()
+            elif n in ("iput", "iget"):
+                fns[full] = _make_strided(n)
+            elif n in _shims.SIGNAL_PUTS:
+                fns[full] = _make_put_signal(full, _shims.symbol(n, coop=coop))
+            elif n in ("signal_op", "signal_fetch", "signal_wait_until"):
+                fns[full] = _make_signal(n)
+            elif n in _shims.WAITS or n.startswith("atomic_"):
+                fns[full] = _make_typed(op)
+            else:
+                raise AssertionError(f"no intrinsic rule for device op {n!r}")
+    return fns
+
+
+FUNCTIONS = _build()
+globals().update(FUNCTIONS)
+
+
+def library(arch="sm_90"):
+    """The device library (the shims as LTO-IR) to link kernels with."""
+    return _shims.library(arch)
+
+
+def link(kernel, signature, arch="sm_90"):
+    """Compile a Python kernel that uses pyshmem.device and link it into a cubin.
+
+    Args:
+        kernel: the kernel's Python function (not decorated).
+        signature: its Numba argument types, e.g. ``(int64[::1], int64[::1])``.
+        arch: ``"sm_80"``, ``"sm_90"`` ...
+
+    Returns:
+        cuda.core.ObjectCode: the linked cubin (needs no GPU to produce).
+    """
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+    from numba import cuda
+
+    major, minor = divmod(int(arch[3:]), 10)
+    ltoir, _ = cuda.compile(kernel, signature, output="ltoir", cc=(major, minor))
+    return Linker(ObjectCode.from_ltoir(ltoir, name=getattr(kernel, "__name__", "kernel")), library(arch),
+                  options=LinkerOptions(arch=arch, link_time_optimization=True)).link("cubin")
+
+
+__all__ = list(FUNCTIONS) + ["library", "link"]

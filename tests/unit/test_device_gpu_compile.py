@@ -1,0 +1,82 @@
+"""A Numba kernel calling every pyshmem.device function compiles to LTO-IR and links
+with the device library (extern "C" shims generated from the op table) into a cubin,
+with no GPU: the GPU path as far as compiling and linking go."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'pyshmem[numba]')")
+pytest.importorskip("cuda.core", reason="cuda-core is not installed")
+
+KERNEL = r'''
+import numpy as np
+from numba import types
+import pyshmem
+from pyshmem import device
+
+assert not device.SIMULATOR
+
+def kernel(x, y, f, u, sig, out):
+    me, n = device.my_pe(), device.n_pes()
+    right = (me + 1) % n
+    device.put(x[4:], y, right); device.put_warp(x, y, right); device.put_block(x, y, right)
+    device.get(y, x, right); device.get_warp(y, x, right); device.get_block(y, x, right)
+    device.put_nbi(x, y, right); device.put_nbi_warp(x, y, right); device.put_nbi_block(x, y, right)
+    device.get_nbi(y, x, right); device.get_nbi_warp(y, x, right); device.get_nbi_block(y, x, right)
+    device.p(x, 7, right)
+    out[0] = device.g(x[1:], right)
+    device.iput(x, y, 2, 1, 4, right)
+    device.iget(y, x, 1, 2, 4, right)
+    device.put_signal(x, y, sig, 1, pyshmem.SIGNAL_SET, right)
+    device.put_signal_warp(x, y, sig, 1, pyshmem.SIGNAL_ADD, right)
+    device.put_signal_block(x, y, sig, 1, pyshmem.SIGNAL_ADD, right)
+    device.put_signal_nbi(f, f, sig, 1, pyshmem.SIGNAL_ADD, right)
+    device.put_signal_nbi_warp(x, y, sig, 1, pyshmem.SIGNAL_ADD, right)
+    device.put_signal_nbi_block(x, y, sig, 1, pyshmem.SIGNAL_ADD, right)
+    device.signal_op(sig, 3, pyshmem.SIGNAL_ADD, right)
+    out[1] = device.signal_fetch(sig)
+    out[2] = device.signal_wait_until(sig, pyshmem.CMP_GE, 1)
+    device.wait_until(u, pyshmem.CMP_NE, 0)
+    out[3] = device.test(x, pyshmem.CMP_EQ, 5)
+    out[4] = device.atomic_fetch_add(x, 2, right) + device.atomic_fetch_inc(x, 0) + device.atomic_compare_swap(x, 1, 2, 0)
+    out[5] = device.atomic_swap(x, 4, 0) + device.atomic_fetch(x, 0)
+    device.atomic_add(x, 1, 0); device.atomic_inc(x, 0); device.atomic_set(x, 9, 0)
+    device.atomic_and(u, 3, 0); device.atomic_or(u, 3, 0); device.atomic_xor(u, 3, 0)
+    out[6] = device.atomic_fetch_and(u, 1, 0) + device.atomic_fetch_or(u, 1, 0) + device.atomic_fetch_xor(u, 1, 0)
+    device.atomic_set(f, device.atomic_fetch(f, 0) + device.atomic_swap(f, 1.5, 0), 0)
+    device.fence(); device.quiet()
+    device.barrier_all(); device.barrier_all_warp(); device.barrier_all_block()
+    device.sync_all(); device.sync_all_warp(); device.sync_all_block()
+
+sig = (types.int64[::1], types.int64[::1], types.float64[::1], types.uint32[::1], types.uint64[::1], types.int64[::1])
+for arch in ARCHS:
+    cubin = device.link(kernel, sig, arch)
+    print(arch, len(cubin.code))
+'''
+
+
+def _run(code):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_every_device_function_compiles_and_links_to_a_cubin():
+    proc = _run(KERNEL.replace("ARCHS", '("sm_80", "sm_90")'))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    sizes = dict(line.split() for line in proc.stdout.split("\n") if line.startswith("sm_"))
+    assert set(sizes) == {"sm_80", "sm_90"} and all(int(v) > 10000 for v in sizes.values()), proc.stdout
+
+
+def test_unsupported_element_type_is_a_clear_typing_error():
+    code = ("import numpy as np\nfrom numba import types\nfrom pyshmem import device\n"
+            "def k(x):\n    device.atomic_fetch_add(x, 1, 0)\n"
+            "try:\n    device.link(k, (types.int8[::1],))\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "pyshmem.device.atomic_fetch_add: element type int8 is not supported" in proc.stdout, proc.stdout
