@@ -55,19 +55,24 @@ def source():
                 verb = n.replace("put", "putmem").replace("get", "getmem")
                 out.append(f"{D} void {symbol(n, coop=coop)}(void* d, const void* s, uint64_t nbytes, int32_t pe) "
                            f"{{ pyshmem::{verb}{sfx}(d, s, nbytes, pe); }}")
-            elif n in ("p", "g"):
-                pass  # done with putmem/getmem of one element on the Numba side
+            elif n == "p":  # typed: one relaxed system-scope store, never torn
+                for tag, t in TYPES.items():
+                    out.append(f"{D} void {symbol(n, tag)}({t}* dest, {t} value, int32_t pe) "
+                               f"{{ pyshmem::p(dest, value, pe); }}")
+            elif n == "g":
+                for tag, t in TYPES.items():
+                    out.append(f"{D} {t} {symbol(n, tag)}(const {t}* src, int32_t pe) {{ return pyshmem::g(src, pe); }}")
             elif n in ("iput", "iget"):
-                remote, local = ("d", "s") if n == "iput" else ("s", "d")
+                remote = "d" if n == "iput" else "s"
                 out.append(
                     f"{D} void {symbol(n)}(char* d, const char* s, int64_t dst, int64_t sst, uint64_t nelems, "
                     f"uint64_t elem, int32_t pe) {{\n"
+                    f"  if (dst < 1 || sst < 1) pyshmem::detail::trap(\"{n}\", \"strides must be >= 1\", pe);\n"
                     f"  char* peer = static_cast<char*>(pyshmem::detail::peer_ptr_required(\"{n}\", {remote}, pe));\n"
                     f"  char* to = {'peer' if n == 'iput' else 'd'};\n"
                     f"  const char* from = {'s' if n == 'iput' else 'peer'};\n"
                     f"  for (uint64_t i = 0; i < nelems; ++i)\n"
                     f"    for (uint64_t b = 0; b < elem; ++b) to[i * dst * elem + b] = from[i * sst * elem + b];\n}}")
-                del remote, local
             elif n in SIGNAL_PUTS:
                 verb = n.replace("put_signal", "putmem_signal")
                 out.append(f"{D} void {symbol(n, coop=coop)}(void* d, const void* s, uint64_t nbytes, uint64_t* sig, "

@@ -56,6 +56,18 @@ def _is_array(t):
     return isinstance(t, types.Array)
 
 
+def _contiguous(call, *arrays):
+    """Array arguments of a data transfer must be contiguous: their bytes are moved as
+    one block (the host API's strided-view support has no device equivalent yet)."""
+    for a in arrays:
+        if a.layout not in ("C", "F"):
+            raise ShmemTypeError(
+                f"pyshmem.device.{call}: {a} is not contiguous; pass a contiguous array or slice "
+                "(x[i:j]), or use iput/iget with element strides"
+            )
+    return True
+
+
 def _is_int(t):
     # CMP_* and SIGNAL_* are IntEnum members; Numba types them apart from plain ints.
     return isinstance(t, (types.Integer, types.IntEnumMember))
@@ -81,6 +93,7 @@ def _make_rma(name, sym):
     def typer(typingctx, dest, src, pe):
         if not (_is_array(dest) and _is_array(src) and _is_int(pe)) or dest.dtype != src.dtype:
             return None
+        _contiguous(name, dest, src)
         sig = types.void(dest, src, pe)
 
         def codegen(context, builder, sig, args):
@@ -102,15 +115,24 @@ def _make_p():
     def p(typingctx, dest, value, pe):
         if not (_is_array(dest) and isinstance(value, (types.Number, types.Boolean)) and _is_int(pe)):
             return None
+        tag = _TAG_OF.get(dest.dtype)
         sig = types.void(dest, value, pe)
 
         def codegen(context, builder, sig, args):
-            d, _, item, _ = _array(context, builder, sig.args[0], args[0])
-            slot = cgutils.alloca_once(builder, context.get_value_type(sig.args[0].dtype))
-            builder.store(context.cast(builder, args[1], sig.args[1], sig.args[0].dtype), slot)
-            builder.call(_fn(builder, _shims.symbol("put"), _VOID, [_I8P, _I8P, _I64, _I32]),
-                         [d, builder.bitcast(slot, _I8P), ir.Constant(_I64, item),
-                          _i32(context, builder, sig.args[2], args[2])])
+            dt = sig.args[0].dtype
+            v = context.cast(builder, args[1], sig.args[1], dt)
+            pe32 = _i32(context, builder, sig.args[2], args[2])
+            a = context.make_array(sig.args[0])(context, builder, args[0])
+            if tag:  # one relaxed system-scope store of the element
+                elem = context.get_value_type(dt)
+                builder.call(_fn(builder, _shims.symbol("p", tag), _VOID, [elem.as_pointer(), elem, _I32]),
+                             [builder.bitcast(a.data, elem.as_pointer()), v, pe32])
+            else:  # other element types: a byte copy of one element
+                slot = cgutils.alloca_once(builder, context.get_value_type(dt))
+                builder.store(v, slot)
+                item = context.get_abi_sizeof(context.get_data_type(dt))
+                builder.call(_fn(builder, _shims.symbol("put"), _VOID, [_I8P, _I8P, _I64, _I32]),
+                             [builder.bitcast(a.data, _I8P), builder.bitcast(slot, _I8P), ir.Constant(_I64, item), pe32])
             return context.get_dummy_value()
 
         return sig, codegen
@@ -122,14 +144,21 @@ def _make_g():
     def g(typingctx, src, pe):
         if not (_is_array(src) and _is_int(pe)):
             return None
+        tag = _TAG_OF.get(src.dtype)
         sig = src.dtype(src, pe)
 
         def codegen(context, builder, sig, args):
-            s, _, item, _ = _array(context, builder, sig.args[0], args[0])
-            slot = cgutils.alloca_once(builder, context.get_value_type(sig.args[0].dtype))
+            dt = sig.args[0].dtype
+            pe32 = _i32(context, builder, sig.args[1], args[1])
+            a = context.make_array(sig.args[0])(context, builder, args[0])
+            elem = context.get_value_type(dt)
+            if tag:
+                return builder.call(_fn(builder, _shims.symbol("g", tag), elem, [elem.as_pointer(), _I32]),
+                                    [builder.bitcast(a.data, elem.as_pointer()), pe32])
+            slot = cgutils.alloca_once(builder, elem)
+            item = context.get_abi_sizeof(context.get_data_type(dt))
             builder.call(_fn(builder, _shims.symbol("get"), _VOID, [_I8P, _I8P, _I64, _I32]),
-                         [builder.bitcast(slot, _I8P), s, ir.Constant(_I64, item),
-                          _i32(context, builder, sig.args[1], args[1])])
+                         [builder.bitcast(slot, _I8P), builder.bitcast(a.data, _I8P), ir.Constant(_I64, item), pe32])
             return builder.load(slot)
 
         return sig, codegen
@@ -144,6 +173,7 @@ def _make_strided(name):
             return None
         if dest.dtype != src.dtype:
             return None
+        _contiguous(name, dest, src)
         sig = types.void(dest, src, dst, sst, nelems, pe)
 
         def codegen(context, builder, sig, args):
@@ -173,6 +203,7 @@ def _make_put_signal(name, sym):
     def typer(typingctx, dest, src, sig, signal, sig_op, pe):
         if not (_is_array(dest) and _is_array(src) and _is_sig(sig) and dest.dtype == src.dtype):
             return None
+        _contiguous(name, dest, src)
         if not all(_is_int(t) for t in (signal, sig_op, pe)):
             return None
         s_ = types.void(dest, src, sig, signal, sig_op, pe)
@@ -323,24 +354,26 @@ def library(arch="sm_90"):
     return _shims.library(arch)
 
 
-def link(kernel, signature, arch="sm_90"):
+def link(kernel, signature, arch="sm_90", output="cubin"):
     """Compile a Python kernel that uses pyshmem.device and link it into a cubin.
 
     Args:
         kernel: the kernel's Python function (not decorated).
         signature: its Numba argument types, e.g. ``(int64[::1], int64[::1])``.
         arch: ``"sm_80"``, ``"sm_90"`` ...
+        output: ``"cubin"`` or ``"ptx"``.
 
     Returns:
-        cuda.core.ObjectCode: the linked cubin (needs no GPU to produce).
+        cuda.core.ObjectCode: the linked kernel (needs no GPU to produce).
     """
     from cuda.core import Linker, LinkerOptions, ObjectCode
     from numba import cuda
 
     major, minor = divmod(int(arch[3:]), 10)
-    ltoir, _ = cuda.compile(kernel, signature, output="ltoir", cc=(major, minor))
+    # device=False: compile a kernel (.entry); as a device function LTO would drop it.
+    ltoir, _ = cuda.compile(kernel, signature, output="ltoir", cc=(major, minor), device=False, abi="numba")
     return Linker(ObjectCode.from_ltoir(ltoir, name=getattr(kernel, "__name__", "kernel")), library(arch),
-                  options=LinkerOptions(arch=arch, link_time_optimization=True)).link("cubin")
+                  options=LinkerOptions(arch=arch, link_time_optimization=True, ptx=(output == "ptx"))).link(output)
 
 
 __all__ = list(FUNCTIONS) + ["library", "link"]

@@ -77,6 +77,17 @@ def _warp_barrier(t):
     return b
 
 
+def _abort_group(kind):
+    t = threading.current_thread()
+    if kind == "warp" and hasattr(t, "_manager"):
+        b = _warp_barrier(t)
+        with _warp_lock:  # a broken barrier stays broken: the next launch gets a new one
+            for key, value in list(_warp_barriers.items()):
+                if value is b:
+                    del _warp_barriers[key]
+        b.abort()
+
+
 def _group(kind):
     """(rank in the group, barrier function) for the calling simulator thread."""
     t = threading.current_thread()
@@ -91,7 +102,11 @@ def _cooperative(fn, kind):
     def variant(*args):
         rank, sync = _group(kind)
         sync()
-        result = fn(*args) if rank == 0 else None
+        try:
+            result = fn(*args) if rank == 0 else None
+        except BaseException:
+            _abort_group(kind)  # the other threads would wait forever at the next sync
+            raise
         sync()
         return result
 

@@ -57,6 +57,12 @@ sig = (types.int64[::1], types.int64[::1], types.float64[::1], types.uint32[::1]
 for arch in ARCHS:
     cubin = device.link(kernel, sig, arch)
     print(arch, len(cubin.code))
+ptx = device.link(kernel, sig, "sm_90", output="ptx").code
+ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
+# A real kernel entry, with the shims inlined into it: system-scope fences (quiet,
+# put_signal), atomics, relaxed system-scope stores (p) and block barriers.
+for needle in (".entry", "fence.sc.sys", "atom.", "st.relaxed.sys", "bar.sync"):
+    print("PTX", needle, needle in ptx)
 '''
 
 
@@ -71,6 +77,17 @@ def test_every_device_function_compiles_and_links_to_a_cubin():
     assert proc.returncode == 0, proc.stderr[-4000:]
     sizes = dict(line.split() for line in proc.stdout.split("\n") if line.startswith("sm_"))
     assert set(sizes) == {"sm_80", "sm_90"} and all(int(v) > 10000 for v in sizes.values()), proc.stdout
+    found = [line for line in proc.stdout.splitlines() if line.startswith("PTX")]
+    assert len(found) == 5 and all(line.endswith("True") for line in found), proc.stdout
+
+
+def test_non_contiguous_arrays_are_rejected_at_compile_time():
+    code = ("from numba import types\nfrom pyshmem import device\n"
+            "def k(x):\n    device.put(x[::2], x[:4], 0)\n"
+            "try:\n    device.link(k, (types.int64[::1],))\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "pyshmem.device.put" in proc.stdout and "is not contiguous" in proc.stdout, proc.stdout
 
 
 def test_unsupported_element_type_is_a_clear_typing_error():

@@ -1,8 +1,9 @@
 /* pyshmem/types.h: constants and status codes shared by the host API, the device API
  * and the Python binding. Plain C so that C, C++ and CUDA translation units include it.
  *
- * Values of the comparison and signal constants match OpenSHMEM 1.5 / NVSHMEM so that
- * ported code that passes literal numbers keeps working. */
+ * Comparison values are OpenSHMEM 1.5's (and NVSHMEM's). Signal operators follow
+ * OpenSHMEM (SET=0, ADD=1); NVSHMEM numbers them differently, so ported code must use
+ * the names (NVSHMEM_SIGNAL_SET -> PYSHMEM_SIGNAL_SET), not literal numbers. */
 #ifndef PYSHMEM_TYPES_H
 #define PYSHMEM_TYPES_H
 

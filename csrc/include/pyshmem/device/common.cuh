@@ -37,10 +37,22 @@ namespace detail {
 template <class T>
 using sys_atomic = cuda::atomic_ref<T, cuda::thread_scope_system>;
 
+}  // namespace detail
+}  // namespace pyshmem
+
 #if defined(__CUDACC__)
-// One copy per CUDA module; the CUDA backend uploads it when it loads the module.
-static __constant__ pyshmem_device_state d_state;
+// One copy per CUDA module, under a fixed C name so the CUDA backend can find and
+// upload it (cuModuleGetGlobal "pyshmem_d_state"). With separate compilation (-rdc),
+// define PYSHMEM_DEVICE_STATE_EXTERN in every translation unit but one.
+#if defined(PYSHMEM_DEVICE_STATE_EXTERN)
+extern "C" __constant__ pyshmem_device_state pyshmem_d_state;
+#else
+extern "C" __constant__ pyshmem_device_state pyshmem_d_state = {};
 #endif
+#endif
+
+namespace pyshmem {
+namespace detail {
 #if !defined(__CUDACC_RTC__)
 // The CPU build reads the state the runtime filled at init (see device_init()).
 inline const pyshmem_device_state* h_state = nullptr;
@@ -48,7 +60,7 @@ inline const pyshmem_device_state* h_state = nullptr;
 
 PYSHMEM_HD const pyshmem_device_state& state() {
 #if defined(__CUDA_ARCH__)
-  return d_state;
+  return pyshmem_d_state;
 #else
   if (!h_state) {
     fprintf(stderr, "pyshmem device API: called before pyshmem::device_init() (call pyshmem_init() first)\n");
@@ -69,11 +81,23 @@ PYSHMEM_HD void trap(const char* call, const char* what, int pe) {
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ int linear_tid() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+__device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+// Lanes present in the calling thread's warp (the last warp of a block may be partial).
+__device__ __forceinline__ int warp_lanes() {
+  const int rest = block_threads() - (linear_tid() & ~31);
+  return rest < 32 ? rest : 32;
+}
+#endif
+
 template <Coop C>
 PYSHMEM_HD int coop_rank() {
 #if defined(__CUDA_ARCH__)
-  if (C == Coop::warp) return threadIdx.x % 32;
-  if (C == Coop::block) return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  if (C == Coop::warp) return linear_tid() & 31;
+  if (C == Coop::block) return linear_tid();
 #endif
   return 0;
 }
@@ -81,8 +105,8 @@ PYSHMEM_HD int coop_rank() {
 template <Coop C>
 PYSHMEM_HD int coop_size() {
 #if defined(__CUDA_ARCH__)
-  if (C == Coop::warp) return 32;
-  if (C == Coop::block) return blockDim.x * blockDim.y * blockDim.z;
+  if (C == Coop::warp) return warp_lanes();
+  if (C == Coop::block) return block_threads();
 #endif
   return 1;
 }
@@ -90,7 +114,10 @@ PYSHMEM_HD int coop_size() {
 template <Coop C>
 PYSHMEM_HD void coop_sync() {
 #if defined(__CUDA_ARCH__)
-  if (C == Coop::warp) __syncwarp();
+  if (C == Coop::warp) {
+    const int lanes = warp_lanes();
+    __syncwarp(lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u));
+  }
   if (C == Coop::block) __syncthreads();
 #endif
 }
@@ -153,21 +180,30 @@ PYSHMEM_HD bool compare_t(T a, int cmp, T b) {
   }
 }
 
-// Copies nbytes with the threads of the cooperation group; every thread returns after
-// the group's copy is done (the group is synchronised).
+#if defined(__CUDACC__)
+namespace copy_detail {
+template <class W, Coop C>
+__device__ __forceinline__ void strided_copy(void* dst, const void* src, size_t n) {
+  W* d = static_cast<W*>(dst);
+  const W* s = static_cast<const W*>(src);
+  for (size_t i = coop_rank<C>(); i < n; i += coop_size<C>()) d[i] = s[i];
+}
+}  // namespace copy_detail
+#endif
+
+// Copies nbytes with the threads of the cooperation group. The group synchronises on
+// entry (so data the group wrote just before the call is what gets copied) and on exit
+// (every thread returns after the whole copy). Uses the widest access the alignment of
+// both pointers and the size allow.
 template <Coop C>
 PYSHMEM_HD void copy_bytes(void* dst, const void* src, size_t nbytes) {
 #if defined(__CUDA_ARCH__)
-  const int rank = coop_rank<C>(), size = coop_size<C>();
-  if ((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | nbytes) % 16 == 0) {
-    int4* d = static_cast<int4*>(dst);
-    const int4* s = static_cast<const int4*>(src);
-    for (size_t i = rank; i < nbytes / 16; i += size) d[i] = s[i];
-  } else {
-    char* d = static_cast<char*>(dst);
-    const char* s = static_cast<const char*>(src);
-    for (size_t i = rank; i < nbytes; i += size) d[i] = s[i];
-  }
+  coop_sync<C>();
+  const uintptr_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | nbytes;
+  if (a % 16 == 0) copy_detail::strided_copy<int4, C>(dst, src, nbytes / 16);
+  else if (a % 8 == 0) copy_detail::strided_copy<uint64_t, C>(dst, src, nbytes / 8);
+  else if (a % 4 == 0) copy_detail::strided_copy<uint32_t, C>(dst, src, nbytes / 4);
+  else copy_detail::strided_copy<char, C>(dst, src, nbytes);
   coop_sync<C>();
 #else
   memcpy(dst, src, nbytes);

@@ -9,6 +9,8 @@
 // allows; call quiet() anyway.
 #pragma once
 
+#include <cuda/std/type_traits>
+
 #include "pyshmem/device/common.cuh"
 
 namespace pyshmem {
@@ -101,24 +103,36 @@ PYSHMEM_HD void get_nbi_warp(T* dest, const T* source, size_t nelems, int pe) { 
 template <class T>
 PYSHMEM_HD void get_nbi_block(T* dest, const T* source, size_t nelems, int pe) { get_block(dest, source, nelems, pe); }
 
-// Single element: p stores `value` into dest on pe; g returns source on pe.
+// Single element: p stores `value` into dest on pe; g returns source on pe. For
+// arithmetic types the access is one relaxed system-scope atomic (never torn, and not
+// a data race when a peer polls the same word); other types are plain copies.
 template <class T>
 PYSHMEM_HD void p(T* dest, T value, int pe) {
-  *static_cast<T*>(detail::peer_ptr_required("p", dest, pe)) = value;
+  T* d = static_cast<T*>(detail::peer_ptr_required("p", dest, pe));
+  if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8)
+    detail::sys_atomic<T>(*d).store(value, cuda::std::memory_order_relaxed);
+  else
+    *d = value;
 }
 template <class T>
 PYSHMEM_HD T g(const T* source, int pe) {
-  return *static_cast<const T*>(detail::peer_ptr_required("g", source, pe));
+  T* s = static_cast<T*>(detail::peer_ptr_required("g", source, pe));
+  if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8)
+    return detail::sys_atomic<T>(*s).load(cuda::std::memory_order_relaxed);
+  else
+    return *s;
 }
 
 // Strided: element i moves from source[i*sst] to dest[i*dst] (strides in elements).
 template <class T>
 PYSHMEM_HD void iput(T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {
+  if (dst < 1 || sst < 1) detail::trap("iput", "strides must be >= 1", pe);
   T* d = static_cast<T*>(detail::peer_ptr_required("iput", dest, pe));
   for (size_t i = 0; i < nelems; ++i) d[i * dst] = source[i * sst];
 }
 template <class T>
 PYSHMEM_HD void iget(T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {
+  if (dst < 1 || sst < 1) detail::trap("iget", "strides must be >= 1", pe);
   const T* s = static_cast<const T*>(detail::peer_ptr_required("iget", source, pe));
   for (size_t i = 0; i < nelems; ++i) dest[i * dst] = s[i * sst];
 }
