@@ -3,29 +3,17 @@
 
 #include "core/backoff.h"
 #include "host/check.h"
+#include "pyshmem/compare.h"
 
 namespace pyshmem {
 namespace {
-
-template <class T>
-bool cmp_t(T a, int cmp, T b) {
-  switch (cmp) {
-    case PYSHMEM_CMP_EQ: return a == b;
-    case PYSHMEM_CMP_NE: return a != b;
-    case PYSHMEM_CMP_GT: return a > b;
-    case PYSHMEM_CMP_LE: return a <= b;
-    case PYSHMEM_CMP_LT: return a < b;
-    case PYSHMEM_CMP_GE: return a >= b;
-    default: return false;
-  }
-}
 
 template <class T>
 bool cmp_load(const void* ivar, int cmp, const void* value) {
   T a = __atomic_load_n(static_cast<const T*>(ivar), __ATOMIC_ACQUIRE);
   T b;
   std::memcpy(&b, value, sizeof b);
-  return cmp_t(a, cmp, b);
+  return detail::compare_t(a, cmp, b);
 }
 
 void check_wait_args(const char* call, int dtype, int cmp) {

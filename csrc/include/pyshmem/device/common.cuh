@@ -10,6 +10,7 @@
 #include <cuda/atomic>  // libcu++ (CCCL): the same atomics on host and device
 #include "pyshmem/stdint.h"
 
+#include "pyshmem/compare.h"
 #include "pyshmem/device_state.h"
 #include "pyshmem/types.h"
 
@@ -165,19 +166,6 @@ PYSHMEM_HD void* peer_ptr_required(const char* call, const void* sym, int pe) {
   void* p = peer_ptr(call, sym, pe);
   if (!p) trap(call, "PE is not load/store reachable and the proxy path is not built yet", pe);
   return p;
-}
-
-template <class T>
-PYSHMEM_HD bool compare_t(T a, int cmp, T b) {
-  switch (cmp) {
-    case PYSHMEM_CMP_EQ: return a == b;
-    case PYSHMEM_CMP_NE: return a != b;
-    case PYSHMEM_CMP_GT: return a > b;
-    case PYSHMEM_CMP_LE: return a <= b;
-    case PYSHMEM_CMP_LT: return a < b;
-    case PYSHMEM_CMP_GE: return a >= b;
-    default: return false;
-  }
 }
 
 #if defined(__CUDACC__)
