@@ -42,6 +42,11 @@ struct Heap {
   std::vector<char*> peer_base;  // per PE: its segment in my address space, or nullptr
   int memfd = -1;
 
+  // Address of symmetric `sym` (an address in PE `me`'s segment) in PE `pe`'s slot.
+  char* peer_addr(const void* sym, int me, int pe) const {
+    return const_cast<char*>(static_cast<const char*>(sym)) +
+           (static_cast<ptrdiff_t>(pe) - me) * static_cast<ptrdiff_t>(stride);
+  }
   char* user_begin() const { return my_base + kSysAreaBytes; }
   char* user_end() const { return my_base + size; }
   SysArea* sys(int pe) const { return reinterpret_cast<SysArea*>(peer_base[pe]); }

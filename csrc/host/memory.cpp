@@ -107,8 +107,7 @@ void* sym_ptr(const void* addr, int pe, const char* call) {
   if (!is_symmetric(addr, 0))
     fail(PYSHMEM_ERR_NOT_SYMMETRIC, call, "the address is not in the symmetric heap");
   if (!(s.route[pe]->caps & kCapLoadStore)) return nullptr;
-  return const_cast<char*>(static_cast<const char*>(addr)) +
-         (static_cast<ptrdiff_t>(pe) - s.pe) * static_cast<ptrdiff_t>(s.heap.stride);
+  return s.heap.peer_addr(addr, s.pe, pe);
 }
 
 bool pe_accessible(int pe) {

@@ -195,16 +195,31 @@ int dtype_code(const Buffer& b) {
   return 0;
 }
 
-bool parse_int(const char* call, const char* role, PyObject* obj, long long* out) {
-  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
+namespace {
+// obj as a long long through __index__ (exact ints take the fast path). Returns false
+// with a ShmemTypeError naming `role` when obj is not an integer; *overflow is set
+// when it does not fit.
+bool as_index(const char* call, const char* role, PyObject* obj, long long* out, int* overflow) {
+  *overflow = 0;
+  if (PyLong_CheckExact(obj)) {
+    *out = PyLong_AsLongLongAndOverflow(obj, overflow);
+    return true;
+  }
   PyObject* idx = PyNumber_Index(obj);
   if (!idx) {
     PyErr_Clear();
     return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " must be an integer, not " + Py_TYPE(obj)->tp_name);
   }
-  int overflow = 0;
-  *out = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  *out = PyLong_AsLongLongAndOverflow(idx, overflow);
   Py_DECREF(idx);
+  return true;
+}
+}  // namespace
+
+bool parse_int(const char* call, const char* role, PyObject* obj, long long* out) {
+  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
+  int overflow;
+  if (!as_index(call, role, obj, out, &overflow)) return false;
   if (overflow) return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, std::string(role) + " is out of range");
   return true;
 }
@@ -212,18 +227,8 @@ bool parse_int(const char* call, const char* role, PyObject* obj, long long* out
 bool parse_pe(const char* call, PyObject* obj, int* out) {
   if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, "pe is required (got None); pass a PE number");
   long long v;
-  int overflow = 0;
-  if (PyLong_CheckExact(obj)) {
-    v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-  } else {
-    PyObject* idx = PyNumber_Index(obj);
-    if (!idx) {
-      PyErr_Clear();
-      return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string("pe must be an integer, not ") + Py_TYPE(obj)->tp_name);
-    }
-    v = PyLong_AsLongLongAndOverflow(idx, &overflow);
-    Py_DECREF(idx);
-  }
+  int overflow;
+  if (!as_index(call, "pe", obj, &v, &overflow)) return false;
   const State& s = state();
   if (overflow) {
     PyObject* text = PyObject_Str(obj);

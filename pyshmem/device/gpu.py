@@ -37,7 +37,7 @@ def _array(context, builder, ty, val):
     """(data as i8*, element count, item size) of an array argument."""
     a = context.make_array(ty)(context, builder, val)
     item = context.get_abi_sizeof(context.get_data_type(ty.dtype))
-    return builder.bitcast(a.data, _I8P), a.nitems, item, a
+    return builder.bitcast(a.data, _I8P), a.nitems, item
 
 
 def _i32(context, builder, ty, val):
@@ -87,6 +87,15 @@ def _make_noarg(name, sym, ret):
     return intrinsic(typer)
 
 
+def _transfer(context, builder, sig_args, args):
+    """(dest i8*, src i8*, bytes) of a transfer: min(len(dest), len(src)) elements,
+    the host API's default size."""
+    d, dn, item = _array(context, builder, sig_args[0], args[0])
+    s, sn, _ = _array(context, builder, sig_args[1], args[1])
+    n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
+    return d, s, builder.mul(n, context.get_constant(types.intp, item))
+
+
 def _make_rma(name, sym):
     """put/get(+_nbi): (dest array, src array, pe); moves min(len(dest), len(src)) elements."""
 
@@ -97,10 +106,7 @@ def _make_rma(name, sym):
         sig = types.void(dest, src, pe)
 
         def codegen(context, builder, sig, args):
-            d, dn, item, _ = _array(context, builder, sig.args[0], args[0])
-            s, sn, _, _ = _array(context, builder, sig.args[1], args[1])
-            n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
-            nbytes = builder.mul(n, context.get_constant(types.intp, item))
+            d, s, nbytes = _transfer(context, builder, sig.args, args)
             builder.call(_fn(builder, sym, _VOID, [_I8P, _I8P, _I64, _I32]),
                          [d, s, nbytes, _i32(context, builder, sig.args[2], args[2])])
             return context.get_dummy_value()
@@ -177,8 +183,8 @@ def _make_strided(name):
         sig = types.void(dest, src, dst, sst, nelems, pe)
 
         def codegen(context, builder, sig, args):
-            d, _, item, _ = _array(context, builder, sig.args[0], args[0])
-            s, _, _, _ = _array(context, builder, sig.args[1], args[1])
+            d, _, item = _array(context, builder, sig.args[0], args[0])
+            s, _, _ = _array(context, builder, sig.args[1], args[1])
             i64 = [context.cast(builder, args[k], sig.args[k], types.int64) for k in (2, 3, 4)]
             builder.call(_fn(builder, _shims.symbol(name), _VOID, [_I8P, _I8P, _I64, _I64, _I64, _I64, _I32]),
                          [d, s, *i64, ir.Constant(_I64, item), _i32(context, builder, sig.args[5], args[5])])
@@ -209,10 +215,7 @@ def _make_put_signal(name, sym):
         s_ = types.void(dest, src, sig, signal, sig_op, pe)
 
         def codegen(context, builder, sig_, args):
-            d, dn, item, _ = _array(context, builder, sig_.args[0], args[0])
-            s, sn, _, _ = _array(context, builder, sig_.args[1], args[1])
-            n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
-            nbytes = builder.mul(n, context.get_constant(types.intp, item))
+            d, s, nbytes = _transfer(context, builder, sig_.args, args)
             builder.call(_fn(builder, sym, _VOID, [_I8P, _I8P, _I64, _I64.as_pointer(), _I64, _I32, _I32]),
                          [d, s, nbytes, _sig_ptr(context, builder, sig_.args[2], args[2]),
                           context.cast(builder, args[3], sig_.args[3], types.uint64),
@@ -307,11 +310,18 @@ def _make_typed(op):
 
         return sig, codegen
 
-    # Intrinsics need explicit parameters: build one with the table's argument names.
-    params = ", ".join(op.args)
-    ns = {"typer": typer, "intrinsic": intrinsic}
-    exec(f"def {name}(typingctx, {params}):\n    return typer(typingctx, {params})\n", ns)  # noqa: S102
-    return intrinsic(ns[name])
+    # Numba reads the number of arguments from the typer's signature, so *rest will not
+    # do: wrap it in a function with as many parameters as the table gives.
+    fixed = _FIXED_ARITY[len(op.args)](typer)
+    fixed.__name__ = name
+    return intrinsic(fixed)
+
+
+_FIXED_ARITY = {
+    2: lambda f: lambda typingctx, a, b: f(typingctx, a, b),
+    3: lambda f: lambda typingctx, a, b, c: f(typingctx, a, b, c),
+    4: lambda f: lambda typingctx, a, b, c, d: f(typingctx, a, b, c, d),
+}
 
 
 def _build():

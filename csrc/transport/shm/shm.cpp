@@ -13,10 +13,7 @@
 namespace pyshmem {
 namespace {
 
-inline char* peer_addr(const State& s, const void* sym, int pe) {
-  return static_cast<char*>(const_cast<void*>(sym)) +
-         (static_cast<ptrdiff_t>(pe) - s.pe) * static_cast<ptrdiff_t>(s.heap.stride);
-}
+inline char* peer_addr(const State& s, const void* sym, int pe) { return s.heap.peer_addr(sym, s.pe, pe); }
 
 bool shm_available(std::string*) { return true; }
 
