@@ -4,12 +4,14 @@
 
 #include "core/error.h"
 #include "core/state.h"
+#include "proxy/proxy.h"
 #include "pyshmem/device_state.h"
 #include "transport/transport.h"
 
 static_assert(offsetof(pyshmem_device_state, heap_base) == 16, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, peer_flags) == 48, "device state layout is an ABI");
-static_assert(sizeof(pyshmem_device_state) == 56, "device state layout is an ABI");
+static_assert(offsetof(pyshmem_device_state, proxy) == 56, "device state layout is an ABI");
+static_assert(sizeof(pyshmem_device_state) == 64, "device state layout is an ABI");
 
 namespace pyshmem {
 namespace {
@@ -26,12 +28,13 @@ void device_state_fill(const State& s) {
   g_state.version = PYSHMEM_DEVICE_STATE_VERSION;
   g_state.my_pe = s.pe;
   g_state.n_pes = s.npes;
-  g_state.flags = s.config.DEBUG ? PYSHMEM_STATE_DEBUG : 0;
+  g_state.flags = (s.config.DEBUG ? PYSHMEM_STATE_DEBUG : 0u) | (s.config.PROXY_ALL ? PYSHMEM_STATE_PROXY_ALL : 0u);
   g_state.heap_base = reinterpret_cast<uint64_t>(s.heap.reservation);
   g_state.heap_stride = s.heap.stride;
   g_state.heap_size = s.heap.size;
   g_state.user_offset = kSysAreaBytes;
   g_state.peer_flags = g_peer_flags.data();
+  g_state.proxy = proxy_fifo(s);
 }
 
 }  // namespace pyshmem

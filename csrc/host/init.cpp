@@ -14,6 +14,7 @@
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
+#include "proxy/proxy.h"
 #include "pyshmem/version.h"
 #include "transport/transport.h"
 
@@ -101,6 +102,7 @@ void init() {
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
+    proxy_start(s);
     device_state_fill(s);
     log_debug("init: %d PEs, %zu local, heap %zu bytes", s.npes, s.local_pes.size(), s.heap.size);
   } catch (...) {
@@ -115,6 +117,7 @@ void init() {
 void finalize() {
   State& s = state();
   if (!s.initialized) return;
+  proxy_stop(s);            // requests device code queued are complete before the barrier
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
   s.initialized = false;
   s.finalized = true;

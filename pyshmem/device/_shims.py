@@ -63,16 +63,11 @@ def source():
                 for tag, t in TYPES.items():
                     out.append(f"{D} {t} {symbol(n, tag)}(const {t}* src, int32_t pe) {{ return pyshmem::g(src, pe); }}")
             elif n in ("iput", "iget"):
-                remote = "d" if n == "iput" else "s"
                 out.append(
                     f"{D} void {symbol(n)}(char* d, const char* s, int64_t dst, int64_t sst, uint64_t nelems, "
                     f"uint64_t elem, int32_t pe) {{\n"
-                    f"  if (dst < 1 || sst < 1) pyshmem::detail::trap(\"{n}\", \"strides must be >= 1\", pe);\n"
-                    f"  char* peer = static_cast<char*>(pyshmem::detail::peer_ptr_required(\"{n}\", {remote}, pe));\n"
-                    f"  char* to = {'peer' if n == 'iput' else 'd'};\n"
-                    f"  const char* from = {'s' if n == 'iput' else 'peer'};\n"
-                    f"  for (uint64_t i = 0; i < nelems; ++i)\n"
-                    f"    for (uint64_t b = 0; b < elem; ++b) to[i * dst * elem + b] = from[i * sst * elem + b];\n}}")
+                    f"  pyshmem::detail::strided(\"{n}\", {'true' if n == 'iput' else 'false'}, d, s, dst, sst, "
+                    f"nelems, elem, pe);\n}}")
             elif n in SIGNAL_PUTS:
                 verb = n.replace("put_signal", "putmem_signal")
                 out.append(f"{D} void {symbol(n, coop=coop)}(void* d, const void* s, uint64_t nbytes, uint64_t* sig, "

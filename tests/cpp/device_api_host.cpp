@@ -72,8 +72,8 @@ int main() {
     REQUIRE(pyshmem::g(&slots[me * kThreads + t], right) == me * 1000 + t);
     int64_t mine[2] = {7, 8};
     pyshmem::put_nbi_warp(scratch, mine, 2, me);  // to self; in the CPU build a warp is this thread
+    pyshmem::quiet();  // `mine` must outlive the nbi put (through the proxy it is read later)
   });
-  pyshmem::quiet();
   REQUIRE(scratch[0] == 7 && scratch[1] == 8);
   pyshmem_barrier_all();  // host barrier after a device barrier: shared epoch
 
@@ -123,6 +123,7 @@ int main() {
       for (int i = 0; i < kBlock; ++i) REQUIRE(blocks[t * kBlock + i] == int64_t(left) * 1000000 + r * 1000 + i);
       pyshmem::signal_op(&acks[t], 1, PYSHMEM_SIGNAL_ADD, left);
     }
+    pyshmem::quiet();  // the last round was an nbi put from `payload`: complete it before freeing
   });
   pyshmem::barrier_all();
   for (int t = 0; t < kThreads; ++t) REQUIRE(pyshmem::signal_fetch(&sigs[t]) == uint64_t(kRounds));
@@ -145,9 +146,26 @@ int main() {
     if (i % 2) pyshmem_barrier_all();
     else pyshmem::sync_all();
   }
+  // 6. quiet() completes device puts, whatever path they took: a device put_nbi, quiet,
+  // then a host-API signal (never proxied) must not overtake the data.
+  constexpr size_t kBig = 1 << 16;
+  auto* big = sym_calloc<int64_t>(kBig);
+  auto* flag = sym_calloc<uint64_t>(1);
+  {
+    std::vector<int64_t> src(kBig);
+    for (size_t i = 0; i < kBig; ++i) src[i] = int64_t(me) * 7 + int64_t(i);
+    pyshmem::put_nbi(big, src.data(), kBig, right);
+    pyshmem::quiet();
+    REQUIRE(pyshmem_putmem_signal(scratch, scratch, 0, flag, 1, PYSHMEM_SIGNAL_SET, right) == PYSHMEM_SUCCESS);
+    pyshmem::signal_wait_until(flag, PYSHMEM_CMP_EQ, 1);
+    for (size_t i = 0; i < kBig; ++i) REQUIRE(big[i] == int64_t(left) * 7 + int64_t(i));
+  }
   pyshmem::quiet();
   pyshmem::fence();
+  // Which path the calls took: with PYSHMEM_PROXY_ALL=1 every one was a proxy request.
+  const pyshmem_proxy_fifo* fifo = pyshmem::detail::state().proxy;
+  const unsigned long long proxied = fifo ? __atomic_load_n(&fifo->tail, __ATOMIC_ACQUIRE) : 0;
   REQUIRE(pyshmem_finalize() == PYSHMEM_SUCCESS);
-  std::printf("OK pe=%d\n", me);
+  std::printf("OK pe=%d proxy=%s slots=%llu\n", me, fifo ? "yes" : "no", proxied);
   return 0;
 }

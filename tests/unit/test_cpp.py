@@ -40,14 +40,40 @@ def test_c_api_program(cpp_build, npes):
     assert_ok(proc, npes)
 
 
-@pytest.mark.parametrize("npes", [1, 2, 4])
-def test_device_api_cpu_build(cpp_build, npes):
-    """The device API compiled for the host, 4 threads per PE, under the launcher."""
-    exe = cpp_build / "device_api_host"
+def _cccl_program(cpp_build, name):
+    exe = cpp_build / name
     if not exe.exists():
         pytest.skip("libcu++ (CCCL) headers not found, so the CPU build of the device API was not built")
-    proc = run_pes(str(exe), npes, timeout=90)
+    return exe
+
+
+@pytest.mark.parametrize("npes", [1, 2, 4])
+@pytest.mark.parametrize("path", ["direct", "proxy"])
+def test_device_api_cpu_build(cpp_build, npes, path):
+    """The device API compiled for the host, 4 threads per PE, under the launcher: by
+    direct loads/stores, and with every operation sent through the proxy FIFO and thread
+    (PYSHMEM_PROXY_ALL=1, the path to PEs on other nodes) with the same checks."""
+    exe = _cccl_program(cpp_build, "device_api_host")
+    env = {"PYSHMEM_PROXY_ALL": "1" if path == "proxy" else "0"}
+    proc = run_pes(str(exe), npes, timeout=120, env=env)
     assert_ok(proc, npes)
+    for line in proc.stdout.splitlines():
+        if " OK pe=" not in line:
+            continue
+        fields = dict(f.split("=") for f in line.split("OK ", 1)[1].split())
+        if path == "proxy":
+            assert fields["proxy"] == "yes" and int(fields["slots"]) > 1000, line
+        else:
+            assert fields["proxy"] == "no" and fields["slots"] == "0", line
+
+
+def test_proxy_fifo(cpp_build):
+    """Multi-producer FIFO: nothing lost, duplicated, torn or reordered; bounded spins."""
+    proc = subprocess.run([str(_cccl_program(cpp_build, "test_proxy_fifo"))], capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "test_proxy_fifo: OK" in proc.stdout
+    assert "80000 requests" in proc.stdout
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
@@ -78,3 +104,27 @@ def test_device_header_compiles_as_plain_cxx17(tmp_path):
                            "-I", cccl, "-c", str(src), "-o", str(tmp_path / "t.o")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("mode, env, message", [
+    ("bad_pe", {"PYSHMEM_DEBUG": "1"}, "pyshmem::p on PE {pe}: PE out of range (pe=2)"),
+    ("not_symmetric", {"PYSHMEM_DEBUG": "1"}, "pyshmem::putmem on PE {pe}: address is not in the symmetric heap"),
+    ("proxy_reject", {"PYSHMEM_PROXY_ALL": "1"},
+     "pyshmem::putmem on PE {pe}: the proxy thread failed (pe={peer}): proxy: put request: target range"),
+])
+def test_device_api_bad_input_traps(cpp_build, mode, env, message):
+    """Bad input in device code stops the job with a message naming the call and PE:
+    debug-mode checks in the caller, and the proxy's own checks behind PYSHMEM_PROXY_ALL."""
+    exe = _cccl_program(cpp_build, "device_api_traps")
+    proc = run_pes(str(exe), 2, mode, timeout=60, env=env, tag_output=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "REACHED" in proc.stdout and "OK pe=" not in proc.stdout, out
+    assert any(message.format(pe=pe, peer=1 - pe) in proc.stderr for pe in (0, 1)), out
+    assert "SIGABRT" in proc.stderr, out
+
+
+def test_device_api_traps_control_run(cpp_build):
+    """The same program without bad input finishes on every PE (through the proxy too)."""
+    exe = _cccl_program(cpp_build, "device_api_traps")
+    assert_ok(run_pes(str(exe), 2, "ok", timeout=60, env={"PYSHMEM_PROXY_ALL": "1"}), 2)

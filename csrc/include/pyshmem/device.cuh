@@ -8,14 +8,16 @@
 // variants. Constants: PYSHMEM_CMP_* and PYSHMEM_SIGNAL_* (pyshmem/types.h).
 //
 // Reach: peers on this node are accessed by direct loads/stores and system-scope
-// atomics. Other peers need the proxy FIFO, which is not built yet: calls to them trap
-// with a message naming the call. With PYSHMEM_DEBUG=1, an out-of-range PE or a
-// non-symmetric address also traps.
+// atomics. Calls to other peers (and to every peer with PYSHMEM_PROXY_ALL=1) become
+// requests on this PE's proxy FIFO, executed in order by its proxy thread
+// (pyshmem/device/proxy.cuh). With PYSHMEM_DEBUG=1, an out-of-range PE or a
+// non-symmetric address traps with a message naming the call.
 //
 // CPU build: call pyshmem_init() then pyshmem::device_init() in the process.
 #pragma once
 
 #include "pyshmem/device/amo.cuh"
 #include "pyshmem/device/common.cuh"
+#include "pyshmem/device/proxy.cuh"
 #include "pyshmem/device/rma.cuh"
 #include "pyshmem/device/sync.cuh"

@@ -9,19 +9,22 @@
  * Address rule: the symmetric object at `addr` in this PE's heap lives on PE `pe` at
  *   addr + (pe - my_pe) * heap_stride
  * and that address may be dereferenced by this process iff peer_flags[pe] has
- * PYSHMEM_PEER_LOAD_STORE set. Other peers need a transport (proxy, later issues). */
+ * PYSHMEM_PEER_LOAD_STORE set. Device-API operations to other peers (and to every peer
+ * when PYSHMEM_STATE_PROXY_ALL is set) are requests on the proxy FIFO `proxy`. */
 #ifndef PYSHMEM_DEVICE_STATE_H
 #define PYSHMEM_DEVICE_STATE_H
 
+#include "pyshmem/proxy_fifo.h"
 #include "pyshmem/stdint.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define PYSHMEM_DEVICE_STATE_VERSION 1u
+#define PYSHMEM_DEVICE_STATE_VERSION 2u
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
 #define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
+#define PYSHMEM_STATE_PROXY_ALL 0x2u /* PYSHMEM_PROXY_ALL=1: every peer's operations use the proxy */
 
 /* The system area at offset 0 of every PE's segment, before the user heap. PEs read
  * and write each other's copy (host and device barriers), so this layout is an ABI
@@ -52,6 +55,7 @@ typedef struct pyshmem_device_state {
   uint64_t user_offset;       /* offset of the user heap inside each segment; the
                                  pyshmem_sys_area sits at offset 0 */
   const uint8_t* peer_flags;  /* n_pes entries of PYSHMEM_PEER_* bits */
+  pyshmem_proxy_fifo* proxy;  /* this PE's request ring, or null when no proxy runs */
 } pyshmem_device_state;
 
 #if !defined(__CUDACC_RTC__) /* a host function: not declared in runtime-compiled device code */

@@ -71,13 +71,16 @@ PYSHMEM_HD const pyshmem_device_state& state() {
 #endif
 }
 
-// Stops the kernel (device) or the process (host) with a message naming the call.
-PYSHMEM_HD void trap(const char* call, const char* what, int pe) {
+// Stops the kernel (device) or the process (host) with a message naming the call;
+// `detail` (may be null) adds a cause, e.g. the proxy's failure message.
+PYSHMEM_HD void trap(const char* call, const char* what, int pe, const char* detail = nullptr) {
 #if defined(__CUDA_ARCH__)
-  printf("pyshmem::%s on PE %d: %s (pe=%d)\n", call, state().my_pe, what, pe);
+  printf("pyshmem::%s on PE %d: %s (pe=%d)%s%s\n", call, state().my_pe, what, pe, detail ? ": " : "",
+         detail ? detail : "");
   __trap();
 #else
-  fprintf(stderr, "pyshmem::%s on PE %d: %s (pe=%d)\n", call, h_state ? h_state->my_pe : -1, what, pe);
+  fprintf(stderr, "pyshmem::%s on PE %d: %s (pe=%d)%s%s\n", call, h_state ? h_state->my_pe : -1, what, pe,
+          detail ? ": " : "", detail ? detail : "");
   abort();
 #endif
 }
@@ -160,12 +163,11 @@ PYSHMEM_HD void* peer_ptr(const char* call, const void* sym, int pe) {
          static_cast<int64_t>(pe - s.my_pe) * static_cast<int64_t>(s.heap_stride);
 }
 
-// Like peer_ptr, but the peer must be reachable: requests to other peers go through
-// the proxy FIFO, which arrives with the proxy work; until then this traps.
-PYSHMEM_HD void* peer_ptr_required(const char* call, const void* sym, int pe) {
+// The address a data-moving call uses for direct loads/stores to `pe`, or nullptr when
+// the call must go through the proxy (pe not load/store reachable, or PYSHMEM_PROXY_ALL).
+PYSHMEM_HD void* direct_ptr(const char* call, const void* sym, int pe) {
   void* p = peer_ptr(call, sym, pe);
-  if (!p) trap(call, "PE is not load/store reachable and the proxy path is not built yet", pe);
-  return p;
+  return (state().flags & PYSHMEM_STATE_PROXY_ALL) ? nullptr : p;
 }
 
 #if defined(__CUDACC__)

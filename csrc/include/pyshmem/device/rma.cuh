@@ -6,12 +6,14 @@
 // Completion: a blocking put returns when `source` may be reused; the data is visible
 // on `pe` after quiet() (or ordered by fence()). get returns with the data in `dest`.
 // To load/store-reachable peers the _nbi forms complete immediately, which the model
-// allows; call quiet() anyway.
+// allows; to other peers they are requests on the proxy FIFO (device/proxy.cuh) that
+// quiet() completes. Call quiet() in either case.
 #pragma once
 
 #include <cuda/std/type_traits>
 
 #include "pyshmem/device/common.cuh"
+#include "pyshmem/device/proxy.cuh"
 
 namespace pyshmem {
 
@@ -23,50 +25,61 @@ PYSHMEM_HD void* ptr(const void* dest, int pe) { return detail::peer_ptr("ptr", 
 
 namespace detail {
 
+// Direct copy with the whole group, or one proxy request pushed by the group's leader.
 template <Coop C>
-PYSHMEM_HD void putmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe) {
-  copy_bytes<C>(peer_ptr_required(call, dest, pe), source, nbytes);
+PYSHMEM_HD void putmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe, bool nbi) {
+  if (void* d = direct_ptr(call, dest, pe)) return copy_bytes<C>(d, source, nbytes);
+  coop_sync<C>();
+  if (coop_rank<C>() == 0) proxy_put(call, dest, source, nbytes, pe, !nbi);
+  coop_sync<C>();
 }
 
 template <Coop C>
-PYSHMEM_HD void getmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe) {
-  copy_bytes<C>(dest, peer_ptr_required(call, source, pe), nbytes);
+PYSHMEM_HD void getmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe, bool nbi) {
+  if (void* s = direct_ptr(call, source, pe)) return copy_bytes<C>(dest, s, nbytes);
+  coop_sync<C>();
+  if (coop_rank<C>() == 0) proxy_get(call, dest, source, nbytes, pe, !nbi);
+  coop_sync<C>();
 }
 
 }  // namespace detail
 
 // ---- byte forms ----
 PYSHMEM_HD void putmem(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::thread>("putmem", dest, source, nbytes, pe);
+  detail::putmem_impl<Coop::thread>("putmem", dest, source, nbytes, pe, false);
 }
 PYSHMEM_HD void putmem_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::warp>("putmem_warp", dest, source, nbytes, pe);
+  detail::putmem_impl<Coop::warp>("putmem_warp", dest, source, nbytes, pe, false);
 }
 PYSHMEM_HD void putmem_block(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::block>("putmem_block", dest, source, nbytes, pe);
+  detail::putmem_impl<Coop::block>("putmem_block", dest, source, nbytes, pe, false);
 }
 PYSHMEM_HD void getmem(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::thread>("getmem", dest, source, nbytes, pe);
+  detail::getmem_impl<Coop::thread>("getmem", dest, source, nbytes, pe, false);
 }
 PYSHMEM_HD void getmem_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::warp>("getmem_warp", dest, source, nbytes, pe);
+  detail::getmem_impl<Coop::warp>("getmem_warp", dest, source, nbytes, pe, false);
 }
 PYSHMEM_HD void getmem_block(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::block>("getmem_block", dest, source, nbytes, pe);
+  detail::getmem_impl<Coop::block>("getmem_block", dest, source, nbytes, pe, false);
 }
-PYSHMEM_HD void putmem_nbi(void* dest, const void* source, size_t nbytes, int pe) { putmem(dest, source, nbytes, pe); }
+PYSHMEM_HD void putmem_nbi(void* dest, const void* source, size_t nbytes, int pe) {
+  detail::putmem_impl<Coop::thread>("putmem_nbi", dest, source, nbytes, pe, true);
+}
 PYSHMEM_HD void putmem_nbi_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  putmem_warp(dest, source, nbytes, pe);
+  detail::putmem_impl<Coop::warp>("putmem_nbi_warp", dest, source, nbytes, pe, true);
 }
 PYSHMEM_HD void putmem_nbi_block(void* dest, const void* source, size_t nbytes, int pe) {
-  putmem_block(dest, source, nbytes, pe);
+  detail::putmem_impl<Coop::block>("putmem_nbi_block", dest, source, nbytes, pe, true);
 }
-PYSHMEM_HD void getmem_nbi(void* dest, const void* source, size_t nbytes, int pe) { getmem(dest, source, nbytes, pe); }
+PYSHMEM_HD void getmem_nbi(void* dest, const void* source, size_t nbytes, int pe) {
+  detail::getmem_impl<Coop::thread>("getmem_nbi", dest, source, nbytes, pe, true);
+}
 PYSHMEM_HD void getmem_nbi_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  getmem_warp(dest, source, nbytes, pe);
+  detail::getmem_impl<Coop::warp>("getmem_nbi_warp", dest, source, nbytes, pe, true);
 }
 PYSHMEM_HD void getmem_nbi_block(void* dest, const void* source, size_t nbytes, int pe) {
-  getmem_block(dest, source, nbytes, pe);
+  detail::getmem_impl<Coop::block>("getmem_nbi_block", dest, source, nbytes, pe, true);
 }
 
 // ---- typed forms ----
@@ -91,50 +104,90 @@ PYSHMEM_HD void get_block(T* dest, const T* source, size_t nelems, int pe) {
   getmem_block(dest, source, nelems * sizeof(T), pe);
 }
 template <class T>
-PYSHMEM_HD void put_nbi(T* dest, const T* source, size_t nelems, int pe) { put(dest, source, nelems, pe); }
+PYSHMEM_HD void put_nbi(T* dest, const T* source, size_t nelems, int pe) {
+  putmem_nbi(dest, source, nelems * sizeof(T), pe);
+}
 template <class T>
-PYSHMEM_HD void put_nbi_warp(T* dest, const T* source, size_t nelems, int pe) { put_warp(dest, source, nelems, pe); }
+PYSHMEM_HD void put_nbi_warp(T* dest, const T* source, size_t nelems, int pe) {
+  putmem_nbi_warp(dest, source, nelems * sizeof(T), pe);
+}
 template <class T>
-PYSHMEM_HD void put_nbi_block(T* dest, const T* source, size_t nelems, int pe) { put_block(dest, source, nelems, pe); }
+PYSHMEM_HD void put_nbi_block(T* dest, const T* source, size_t nelems, int pe) {
+  putmem_nbi_block(dest, source, nelems * sizeof(T), pe);
+}
 template <class T>
-PYSHMEM_HD void get_nbi(T* dest, const T* source, size_t nelems, int pe) { get(dest, source, nelems, pe); }
+PYSHMEM_HD void get_nbi(T* dest, const T* source, size_t nelems, int pe) {
+  getmem_nbi(dest, source, nelems * sizeof(T), pe);
+}
 template <class T>
-PYSHMEM_HD void get_nbi_warp(T* dest, const T* source, size_t nelems, int pe) { get_warp(dest, source, nelems, pe); }
+PYSHMEM_HD void get_nbi_warp(T* dest, const T* source, size_t nelems, int pe) {
+  getmem_nbi_warp(dest, source, nelems * sizeof(T), pe);
+}
 template <class T>
-PYSHMEM_HD void get_nbi_block(T* dest, const T* source, size_t nelems, int pe) { get_block(dest, source, nelems, pe); }
+PYSHMEM_HD void get_nbi_block(T* dest, const T* source, size_t nelems, int pe) {
+  getmem_nbi_block(dest, source, nelems * sizeof(T), pe);
+}
 
 // Single element: p stores `value` into dest on pe; g returns source on pe. For
 // arithmetic types the access is one relaxed system-scope atomic (never torn, and not
 // a data race when a peer polls the same word); other types are plain copies.
 template <class T>
 PYSHMEM_HD void p(T* dest, T value, int pe) {
-  T* d = static_cast<T*>(detail::peer_ptr_required("p", dest, pe));
-  if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8)
+  T* d = static_cast<T*>(detail::direct_ptr("p", dest, pe));
+  if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8) {
+    if (!d) return detail::proxy_p("p", dest, value, pe);
     detail::sys_atomic<T>(*d).store(value, cuda::std::memory_order_relaxed);
-  else
+  } else {
+    if (!d) return detail::proxy_put("p", dest, &value, sizeof(T), pe, true);
     *d = value;
+  }
 }
 template <class T>
 PYSHMEM_HD T g(const T* source, int pe) {
-  T* s = static_cast<T*>(detail::peer_ptr_required("g", source, pe));
+  T* s = static_cast<T*>(detail::direct_ptr("g", source, pe));
+  if (!s) {
+    T v;
+    detail::proxy_get("g", &v, source, sizeof(T), pe, true);
+    return v;
+  }
   if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8)
     return detail::sys_atomic<T>(*s).load(cuda::std::memory_order_relaxed);
   else
     return *s;
 }
 
+namespace detail {
+// Strided transfer of nelems elements of `elem` bytes: element i moves from
+// s + i*sst*elem to d + i*dst*elem (strides in elements). Through the proxy each element
+// is one request; a blocking call waits for the last one.
+PYSHMEM_HD void strided(const char* call, bool is_put, char* d, const char* s, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, size_t elem, int pe) {
+  if (dst < 1 || sst < 1) trap(call, "strides must be >= 1", pe);
+  const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
+  if (char* peer = static_cast<char*>(direct_ptr(call, is_put ? static_cast<const void*>(d) : s, pe))) {
+    char* to = is_put ? peer : d;
+    const char* from = is_put ? s : peer;
+    for (size_t i = 0; i < nelems; ++i)
+      for (size_t b = 0; b < elem; ++b) to[i * dstep + b] = from[i * sstep + b];
+    return;
+  }
+  for (size_t i = 0; i < nelems; ++i) {
+    if (is_put) proxy_put(call, d + i * dstep, s + i * sstep, elem, pe, i + 1 == nelems);
+    else proxy_get(call, d + i * dstep, s + i * sstep, elem, pe, i + 1 == nelems);
+  }
+}
+}  // namespace detail
+
 // Strided: element i moves from source[i*sst] to dest[i*dst] (strides in elements).
 template <class T>
 PYSHMEM_HD void iput(T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {
-  if (dst < 1 || sst < 1) detail::trap("iput", "strides must be >= 1", pe);
-  T* d = static_cast<T*>(detail::peer_ptr_required("iput", dest, pe));
-  for (size_t i = 0; i < nelems; ++i) d[i * dst] = source[i * sst];
+  detail::strided("iput", true, reinterpret_cast<char*>(dest), reinterpret_cast<const char*>(source), dst, sst,
+                  nelems, sizeof(T), pe);
 }
 template <class T>
 PYSHMEM_HD void iget(T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {
-  if (dst < 1 || sst < 1) detail::trap("iget", "strides must be >= 1", pe);
-  const T* s = static_cast<const T*>(detail::peer_ptr_required("iget", source, pe));
-  for (size_t i = 0; i < nelems; ++i) dest[i * dst] = s[i * sst];
+  detail::strided("iget", false, reinterpret_cast<char*>(dest), reinterpret_cast<const char*>(source), dst, sst,
+                  nelems, sizeof(T), pe);
 }
 
 }  // namespace pyshmem

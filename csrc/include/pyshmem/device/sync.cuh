@@ -1,7 +1,9 @@
 // pyshmem/device/sync.cuh: signals, waits, ordering and barriers from device code.
 //
 // Ordering (docs/memory_model.md): fence() orders this thread's puts/AMOs/signals per
-// PE; quiet() completes them (for load/store peers both are a system-scope fence).
+// PE; quiet() completes them (for load/store peers both are a system-scope fence; for
+// peers behind the proxy, fence relies on in-order execution and quiet waits for the
+// proxy to complete every earlier request).
 // put_signal makes the data visible before the signal. wait_until, test and
 // signal_wait_until are acquire operations. barrier_all = quiet + barrier over all PEs
 // and shares its counters with the host API's barrier_all, so host and device barriers
@@ -13,19 +15,27 @@
 
 namespace pyshmem {
 
-PYSHMEM_HD void fence() { detail::fence_system(); }
-PYSHMEM_HD void quiet() { detail::fence_system(); }
+PYSHMEM_HD void fence() {
+  detail::fence_system();
+  detail::proxy_fence();
+}
+PYSHMEM_HD void quiet() {
+  detail::fence_system();
+  detail::proxy_quiet("quiet");
+}
 
 // ---- signals ----
 // Updates sig_addr on pe: PYSHMEM_SIGNAL_SET stores, PYSHMEM_SIGNAL_ADD adds.
 PYSHMEM_HD void signal_op(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  auto a = detail::remote_atomic("signal_op", sig_addr, pe);
-  if (sig_op == PYSHMEM_SIGNAL_ADD)
-    a.fetch_add(signal, detail::kSeqCst);
-  else if (sig_op == PYSHMEM_SIGNAL_SET)
-    a.store(signal, detail::kSeqCst);
-  else
+  if (sig_op != PYSHMEM_SIGNAL_ADD && sig_op != PYSHMEM_SIGNAL_SET)
     detail::trap("signal_op", "sig_op must be PYSHMEM_SIGNAL_SET or PYSHMEM_SIGNAL_ADD", pe);
+  if (uint64_t* a = detail::direct_atomic("signal_op", sig_addr, pe)) {
+    if (sig_op == PYSHMEM_SIGNAL_ADD) detail::sys_atomic<uint64_t>(*a).fetch_add(signal, detail::kSeqCst);
+    else detail::sys_atomic<uint64_t>(*a).store(signal, detail::kSeqCst);
+    return;
+  }
+  detail::proxy_amo<uint64_t>("signal_op", sig_op == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET, sig_addr,
+                              signal, 0, pe, false);
 }
 
 // The local value of a signal (acquire).
@@ -46,11 +56,19 @@ PYSHMEM_HD uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t valu
 namespace detail {
 template <Coop C>
 PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* source, size_t nbytes,
-                                   uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  copy_bytes<C>(peer_ptr_required(call, dest, pe), source, nbytes);  // synchronises the group
-  if (coop_rank<C>() == 0) {
-    fence_system();  // the data before the signal
-    signal_op(sig_addr, signal, sig_op, pe);
+                                   uint64_t* sig_addr, uint64_t signal, int sig_op, int pe, bool nbi) {
+  if (sig_op != PYSHMEM_SIGNAL_ADD && sig_op != PYSHMEM_SIGNAL_SET)
+    trap(call, "sig_op must be PYSHMEM_SIGNAL_SET or PYSHMEM_SIGNAL_ADD", pe);
+  if (void* d = direct_ptr(call, dest, pe)) {
+    copy_bytes<C>(d, source, nbytes);  // synchronises the group
+    if (coop_rank<C>() == 0) {
+      fence_system();  // the data before the signal
+      signal_op(sig_addr, signal, sig_op, pe);
+    }
+  } else {
+    coop_sync<C>();
+    // One request: the proxy puts, fences, then signals.
+    if (coop_rank<C>() == 0) proxy_put_signal(call, dest, source, nbytes, sig_addr, signal, sig_op, pe, !nbi);
   }
   coop_sync<C>();
 }
@@ -58,27 +76,32 @@ PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* sou
 
 PYSHMEM_HD void putmem_signal(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr, uint64_t signal,
                               int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::thread>("putmem_signal", dest, source, nbytes, sig_addr, signal, sig_op, pe);
+  detail::putmem_signal_impl<Coop::thread>("putmem_signal", dest, source, nbytes, sig_addr, signal, sig_op, pe, false);
 }
 PYSHMEM_HD void putmem_signal_warp(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
                                    uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::warp>("putmem_signal_warp", dest, source, nbytes, sig_addr, signal, sig_op, pe);
+  detail::putmem_signal_impl<Coop::warp>("putmem_signal_warp", dest, source, nbytes, sig_addr, signal, sig_op, pe,
+                                            false);
 }
 PYSHMEM_HD void putmem_signal_block(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
                                     uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::block>("putmem_signal_block", dest, source, nbytes, sig_addr, signal, sig_op, pe);
+  detail::putmem_signal_impl<Coop::block>("putmem_signal_block", dest, source, nbytes, sig_addr, signal, sig_op, pe,
+                                             false);
 }
 PYSHMEM_HD void putmem_signal_nbi(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
                                   uint64_t signal, int sig_op, int pe) {
-  putmem_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe);
+  detail::putmem_signal_impl<Coop::thread>("putmem_signal_nbi", dest, source, nbytes, sig_addr, signal, sig_op, pe,
+                                           true);
 }
 PYSHMEM_HD void putmem_signal_nbi_warp(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
                                        uint64_t signal, int sig_op, int pe) {
-  putmem_signal_warp(dest, source, nbytes, sig_addr, signal, sig_op, pe);
+  detail::putmem_signal_impl<Coop::warp>("putmem_signal_nbi_warp", dest, source, nbytes, sig_addr, signal, sig_op,
+                                         pe, true);
 }
 PYSHMEM_HD void putmem_signal_nbi_block(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
                                         uint64_t signal, int sig_op, int pe) {
-  putmem_signal_block(dest, source, nbytes, sig_addr, signal, sig_op, pe);
+  detail::putmem_signal_impl<Coop::block>("putmem_signal_nbi_block", dest, source, nbytes, sig_addr, signal, sig_op,
+                                          pe, true);
 }
 template <class T>
 PYSHMEM_HD void put_signal(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op,
@@ -98,17 +121,17 @@ PYSHMEM_HD void put_signal_block(T* dest, const T* source, size_t nelems, uint64
 template <class T>
 PYSHMEM_HD void put_signal_nbi(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
                                int sig_op, int pe) {
-  put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe);
+  putmem_signal_nbi(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
 }
 template <class T>
 PYSHMEM_HD void put_signal_nbi_warp(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
                                     int sig_op, int pe) {
-  put_signal_warp(dest, source, nelems, sig_addr, signal, sig_op, pe);
+  putmem_signal_nbi_warp(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
 }
 template <class T>
 PYSHMEM_HD void put_signal_nbi_block(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
                                      int sig_op, int pe) {
-  put_signal_block(dest, source, nelems, sig_addr, signal, sig_op, pe);
+  putmem_signal_nbi_block(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
 }
 
 // ---- point-to-point synchronisation on local symmetric variables ----
@@ -135,10 +158,14 @@ PYSHMEM_HD void barrier_rounds(const char* call) {
   int round = 0;
   for (int dist = 1; dist < s.n_pes && round < PYSHMEM_SYS_BARRIER_ROUNDS; dist <<= 1, ++round) {
     const int to = (s.my_pe + dist) % s.n_pes;
-    if (!(s.peer_flags[to] & PYSHMEM_PEER_LOAD_STORE))
-      trap(call, "PE is not load/store reachable and the proxy path is not built yet", to);
-    auto* peer = reinterpret_cast<pyshmem_sys_area*>(base + static_cast<uint64_t>(to) * s.heap_stride);
-    sys_atomic<uint64_t>(peer->barrier[round].value).fetch_add(1, kSeqCst);
+    // The arrival goes to `to`'s copy of my counter (symmetric, in the system area).
+    uint64_t* arrive = &mine->barrier[round].value;
+    if (!(s.flags & PYSHMEM_STATE_PROXY_ALL) && (s.peer_flags[to] & PYSHMEM_PEER_LOAD_STORE)) {
+      auto* peer = reinterpret_cast<pyshmem_sys_area*>(base + static_cast<uint64_t>(to) * s.heap_stride);
+      sys_atomic<uint64_t>(peer->barrier[round].value).fetch_add(1, kSeqCst);
+    } else {
+      proxy_amo<uint64_t>(call, PYSHMEM_AMO_ADD, arrive, 1, 0, to, false);
+    }
     Backoff b;
     while (sys_atomic<uint64_t>(mine->barrier[round].value).load(cuda::std::memory_order_acquire) < epoch) b.pause();
   }
@@ -148,7 +175,10 @@ template <Coop C>
 PYSHMEM_HD void barrier_impl(const char* call, bool complete_puts) {
   coop_sync<C>();
   if (coop_rank<C>() == 0) {
-    if (complete_puts) fence_system();
+    if (complete_puts) {
+      fence_system();
+      proxy_quiet(call);
+    }
     barrier_rounds(call);
   }
   coop_sync<C>();

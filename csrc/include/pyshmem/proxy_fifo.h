@@ -1,0 +1,118 @@
+/* pyshmem/proxy_fifo.h: the request ring between device-API callers and the proxy thread.
+ *
+ * Device code (CUDA kernels, the CPU build of the device API) reaches a PE that it
+ * cannot load/store by pushing a request here; the PE's proxy thread (csrc/proxy/)
+ * drains the ring in ticket order and performs each request with the transport that
+ * routes to the target PE. Plain C layout: the ring lives in memory both sides see
+ * (ordinary process memory for the CPU build, pinned host memory for GPU kernels).
+ *
+ * Protocol (multi-producer, single consumer):
+ *  - A producer reserves k consecutive slots with one fetch_add on `head` (its ticket t),
+ *    waits until t + k - tail <= capacity, then writes each slot: w0 first, then w1 with
+ *    release order. Bit 63 of w1 is the lap flag: set on even laps of the ring, clear on
+ *    odd laps, so a slot left over from the previous lap never looks written.
+ *  - The consumer reads slot `tail` with acquire order, executes the whole request, then
+ *    publishes tail += k (release). tail >= t + k therefore means request t has been
+ *    executed: the source may be reused, a get's data or a fetch's result is in place.
+ *  - `done` <= tail: every request below ticket `done` is complete *at its target*
+ *    (remotely visible). Transports whose operations complete on return (load/store)
+ *    advance it with tail; others advance it when they execute a QUIET request.
+ *  - Every producer wait is bounded by timeout_ns and returns PYSHMEM_ERR_TIMEOUT;
+ *    a failed proxy sets `status` (and `message`) and producers return that status.
+ *
+ * A request is 1-3 slots of 16 bytes. Header slot (every request):
+ *   w0 = byte offset of the target object in the target PE's segment
+ *   w1 = flag(1) | kind(7) << 56 | pe(24) << 32 | arg(32)
+ * Following slots (bit 63 of each w1 is the lap flag; payload uses bits 0-62):
+ *   PUT        arg 0         s1: w0 source address, w1 nbytes
+ *   GET        arg 0         s1: w0 destination address, w1 nbytes  (header w0 = source)
+ *   P          arg nbytes    s1: w0 value bits (1, 2, 4 or 8 bytes, little end first)
+ *   PUT_SIGNAL arg sig_op    s1: as PUT; s2: w0 signal value, w1 signal's segment offset
+ *   AMO        arg op|dtype<<8  s1: w0 operand, w1 result address (0: non-fetching)
+ *                            s2: w0 compare value (COMPARE_SWAP)
+ *   FENCE, QUIET             header only (pe and w0 are 0)
+ */
+#ifndef PYSHMEM_PROXY_FIFO_H
+#define PYSHMEM_PROXY_FIFO_H
+
+#include "pyshmem/stdint.h"
+
+/* The helpers below are called from host code and from kernels. */
+#if defined(__CUDACC__)
+#define PYSHMEM_FIFO_FN static inline __host__ __device__
+#else
+#define PYSHMEM_FIFO_FN static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pyshmem_fifo_entry {
+  uint64_t w0;
+  uint64_t w1; /* bit 63: lap flag; written last, with release order */
+} pyshmem_fifo_entry;
+
+#define PYSHMEM_FIFO_FLAG (1ull << 63)
+#define PYSHMEM_FIFO_PAYLOAD_MASK (~PYSHMEM_FIFO_FLAG)
+#define PYSHMEM_FIFO_MAX_SLOTS 3 /* slots of the longest request */
+#define PYSHMEM_FIFO_MAX_PE ((1 << 24) - 1)
+
+enum pyshmem_fifo_kind {
+  PYSHMEM_REQ_PUT = 1,
+  PYSHMEM_REQ_GET = 2,
+  PYSHMEM_REQ_P = 3,
+  PYSHMEM_REQ_PUT_SIGNAL = 4,
+  PYSHMEM_REQ_AMO = 5,
+  PYSHMEM_REQ_FENCE = 6,
+  PYSHMEM_REQ_QUIET = 7
+};
+
+/* Slots used by a request of `kind` (0: not a kind). */
+PYSHMEM_FIFO_FN int pyshmem_fifo_kind_slots(int kind) {
+  switch (kind) {
+    case PYSHMEM_REQ_PUT: case PYSHMEM_REQ_GET: case PYSHMEM_REQ_P: return 2;
+    case PYSHMEM_REQ_PUT_SIGNAL: case PYSHMEM_REQ_AMO: return 3;
+    case PYSHMEM_REQ_FENCE: case PYSHMEM_REQ_QUIET: return 1;
+    default: return 0;
+  }
+}
+
+PYSHMEM_FIFO_FN uint64_t pyshmem_fifo_header_w1(int kind, int pe, uint32_t arg) {
+  return ((uint64_t)(kind & 0x7f) << 56) | ((uint64_t)(pe & PYSHMEM_FIFO_MAX_PE) << 32) | (uint64_t)arg;
+}
+PYSHMEM_FIFO_FN int pyshmem_fifo_header_kind(uint64_t w1) { return (int)((w1 >> 56) & 0x7f); }
+PYSHMEM_FIFO_FN int pyshmem_fifo_header_pe(uint64_t w1) { return (int)((w1 >> 32) & PYSHMEM_FIFO_MAX_PE); }
+PYSHMEM_FIFO_FN uint32_t pyshmem_fifo_header_arg(uint64_t w1) { return (uint32_t)w1; }
+
+/* Expected lap flag of the slot that ticket t writes. */
+PYSHMEM_FIFO_FN uint64_t pyshmem_fifo_lap_flag(uint64_t ticket, uint32_t capacity) {
+  return ((ticket / capacity) & 1u) ? 0u : PYSHMEM_FIFO_FLAG;
+}
+
+#define PYSHMEM_FIFO_MESSAGE_BYTES 256
+
+/* Counters on their own cache lines: producers hammer head, the consumer writes tail. */
+typedef struct pyshmem_proxy_fifo {
+  uint64_t head; /* next ticket; producers fetch_add */
+  uint64_t pad0[7];
+  uint64_t tail; /* slots consumed; requests below it are executed (consumer writes) */
+  uint64_t pad1[7];
+  uint64_t done; /* requests below it are complete at their targets (consumer writes) */
+  uint64_t pad2[7];
+  uint32_t status;     /* 0, or the pyshmem_status the proxy failed with */
+  uint32_t capacity;   /* slots; a power of two >= PYSHMEM_FIFO_MAX_SLOTS */
+  uint64_t timeout_ns; /* bound on every producer wait */
+  pyshmem_fifo_entry* entries; /* `capacity` slots, 16-byte aligned */
+  char message[PYSHMEM_FIFO_MESSAGE_BYTES]; /* why the proxy failed (status != 0) */
+} pyshmem_proxy_fifo;
+
+#ifdef __cplusplus
+} /* extern "C" */
+static_assert(sizeof(pyshmem_fifo_entry) == 16, "a FIFO slot is 16 bytes");
+static_assert(sizeof(pyshmem_proxy_fifo) == 192 + 24 + PYSHMEM_FIFO_MESSAGE_BYTES, "FIFO layout is an ABI");
+#else
+_Static_assert(sizeof(pyshmem_fifo_entry) == 16, "a FIFO slot is 16 bytes");
+#endif
+
+#endif /* PYSHMEM_PROXY_FIFO_H */

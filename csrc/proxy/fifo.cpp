@@ -1,0 +1,84 @@
+// proxy/fifo.cpp: the consumer side of the proxy FIFO.
+#include "proxy/fifo.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace pyshmem {
+namespace {
+
+uint64_t load_acquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+uint32_t round_capacity(uint32_t want) {
+  uint32_t cap = 4;  // >= PYSHMEM_FIFO_MAX_SLOTS
+  while (cap < want && cap < (1u << 30)) cap <<= 1;
+  return cap;
+}
+
+}  // namespace
+
+FifoRing::FifoRing(uint32_t capacity, uint64_t timeout_ns) {
+  static_assert(PYSHMEM_FIFO_MAX_SLOTS <= 4, "round_capacity's minimum must hold the longest request");
+  const uint32_t cap = round_capacity(capacity);
+  void* mem = nullptr;
+  if (posix_memalign(&mem, 64, sizeof(pyshmem_proxy_fifo)) != 0) throw std::bad_alloc();
+  f_ = static_cast<pyshmem_proxy_fifo*>(mem);
+  std::memset(f_, 0, sizeof *f_);
+  if (posix_memalign(&mem, 64, sizeof(pyshmem_fifo_entry) * cap) != 0) {
+    std::free(f_);
+    throw std::bad_alloc();
+  }
+  entries_ = static_cast<pyshmem_fifo_entry*>(mem);
+  std::memset(entries_, 0, sizeof(pyshmem_fifo_entry) * cap);  // lap 0 expects the flag set
+  f_->capacity = cap;
+  f_->timeout_ns = timeout_ns;
+  f_->entries = entries_;
+}
+
+FifoRing::~FifoRing() {
+  std::free(entries_);
+  std::free(f_);
+}
+
+int FifoRing::poll(pyshmem_fifo_entry* req) const {
+  const uint32_t cap = f_->capacity;
+  const pyshmem_fifo_entry& h = entries_[tail_ & (cap - 1)];
+  const uint64_t w1 = load_acquire(&h.w1);
+  if ((w1 & PYSHMEM_FIFO_FLAG) != pyshmem_fifo_lap_flag(tail_, cap)) return 0;
+  const int k = pyshmem_fifo_kind_slots(pyshmem_fifo_header_kind(w1));
+  if (k == 0) return -1;
+  req[0].w0 = __atomic_load_n(&h.w0, __ATOMIC_RELAXED);  // ordered by the acquire above
+  req[0].w1 = w1 & PYSHMEM_FIFO_PAYLOAD_MASK;
+  for (int i = 1; i < k; ++i) {
+    const uint64_t t = tail_ + static_cast<uint64_t>(i);
+    const pyshmem_fifo_entry& e = entries_[t & (cap - 1)];
+    const uint64_t ew1 = load_acquire(&e.w1);
+    if ((ew1 & PYSHMEM_FIFO_FLAG) != pyshmem_fifo_lap_flag(t, cap)) return 0;  // producer mid-write
+    req[i].w0 = __atomic_load_n(&e.w0, __ATOMIC_RELAXED);
+    req[i].w1 = ew1 & PYSHMEM_FIFO_PAYLOAD_MASK;
+  }
+  return k;
+}
+
+void FifoRing::retire(int k, bool complete) {
+  const uint64_t before = tail_;
+  tail_ += static_cast<uint64_t>(k);
+  // done first: a waiter that sees the new tail must not find done lagging behind it
+  // for a request that is complete.
+  if (complete && load_acquire(&f_->done) == before) store_release(&f_->done, tail_);
+  store_release(&f_->tail, tail_);
+}
+
+void FifoRing::mark_complete() { store_release(&f_->done, tail_); }
+
+bool FifoRing::idle() const { return load_acquire(&f_->head) == tail_; }
+
+void FifoRing::fail(int status, const std::string& message) {
+  std::strncpy(f_->message, message.c_str(), sizeof f_->message - 1);
+  f_->message[sizeof f_->message - 1] = '\0';
+  __atomic_store_n(&f_->status, static_cast<uint32_t>(status), __ATOMIC_RELEASE);
+}
+
+}  // namespace pyshmem

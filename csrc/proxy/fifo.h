@@ -1,0 +1,52 @@
+// proxy/fifo.h: the consumer side of the proxy FIFO (protocol in pyshmem/proxy_fifo.h;
+// producers push with pyshmem/device/proxy.cuh).
+//
+// FifoRing owns the ring's memory and is driven by exactly one consumer thread: poll()
+// returns the request at the tail once all its slots are written, retire() publishes
+// that it has been executed. No locks: producers and the consumer meet only in the
+// slots' lap flags and the head/tail/done counters.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pyshmem/proxy_fifo.h"
+
+namespace pyshmem {
+
+class FifoRing {
+ public:
+  // capacity: slots, rounded up to a power of two (at least PYSHMEM_FIFO_MAX_SLOTS).
+  FifoRing(uint32_t capacity, uint64_t timeout_ns);
+  ~FifoRing();
+  FifoRing(const FifoRing&) = delete;
+  FifoRing& operator=(const FifoRing&) = delete;
+
+  pyshmem_proxy_fifo* fifo() { return f_; }
+
+  // Copies the request at the tail into req (PYSHMEM_FIFO_MAX_SLOTS entries, lap flags
+  // cleared) and returns its slot count, or 0 when no complete request is there yet.
+  // Returns -1 for a malformed header (unknown kind). Idempotent until retire().
+  int poll(pyshmem_fifo_entry* req) const;
+
+  // The polled request of k slots is executed: tail += k. When `complete` (and nothing
+  // before it is still incomplete) done follows tail.
+  void retire(int k, bool complete);
+
+  // Everything executed so far is complete at its target (after a transport quiet).
+  void mark_complete();
+
+  // No request reserved and unexecuted (tail == head).
+  bool idle() const;
+
+  // Records a failure: producers' waits return `status` and can print `message`.
+  void fail(int status, const std::string& message);
+
+ private:
+  pyshmem_proxy_fifo* f_ = nullptr;
+  pyshmem_fifo_entry* entries_ = nullptr;
+  uint64_t tail_ = 0;  // consumer's copy of f_->tail
+};
+
+}  // namespace pyshmem

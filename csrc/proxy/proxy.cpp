@@ -1,0 +1,212 @@
+// proxy/proxy.cpp: the proxy thread: drains this PE's FIFO and executes each request
+// through the transport table.
+#include "proxy/proxy.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/backoff.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "proxy/fifo.h"
+#include "transport/transport.h"
+
+namespace pyshmem {
+namespace {
+
+const char* kind_name(int kind) {
+  switch (kind) {
+    case PYSHMEM_REQ_PUT: return "put";
+    case PYSHMEM_REQ_GET: return "get";
+    case PYSHMEM_REQ_P: return "p";
+    case PYSHMEM_REQ_PUT_SIGNAL: return "put_signal";
+    case PYSHMEM_REQ_AMO: return "atomic";
+    case PYSHMEM_REQ_FENCE: return "fence";
+    case PYSHMEM_REQ_QUIET: return "quiet";
+    default: return "unknown";
+  }
+}
+
+class Proxy {
+ public:
+  Proxy(State& s, uint32_t slots, uint64_t timeout_ns) : s_(s), ring_(slots, timeout_ns) {
+    for (const Transport* t : s.route)
+      if (t && std::find(transports_.begin(), transports_.end(), t) == transports_.end()) transports_.push_back(t);
+    thread_ = std::thread([this] { run(); });
+  }
+
+  pyshmem_proxy_fifo* fifo() { return ring_.fifo(); }
+
+  // Returns false when requests were still pending at the deadline.
+  bool stop(std::chrono::steady_clock::time_point deadline) {
+    deadline_ = deadline;
+    stop_.store(true, std::memory_order_release);
+    thread_.join();
+    return drained_;
+  }
+
+ private:
+  void run() {
+    pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
+    Backoff idle(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
+    idle.uninterruptible();  // not a Python thread: never run the interrupt hook here
+    for (;;) {
+      const int k = ring_.poll(req);
+      if (k > 0) {
+        try {
+          const bool complete = execute(req);
+          ring_.retire(k, complete);
+        } catch (const Error& e) {
+          fail(e.status(), std::string("proxy: ") + kind_name(pyshmem_fifo_header_kind(req[0].w1)) + " request: " +
+                               e.what());
+          return;
+        }
+        idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
+        idle.uninterruptible();
+        continue;
+      }
+      if (k < 0) {
+        fail(PYSHMEM_ERR_INTERNAL, "proxy: malformed request in the FIFO (unknown kind)");
+        return;
+      }
+      if (stop_.load(std::memory_order_acquire)) {
+        if (ring_.idle()) {
+          drained_ = true;
+          return;
+        }
+        if (std::chrono::steady_clock::now() > deadline_) return;
+      }
+      idle.pause();
+    }
+  }
+
+  void fail(int status, const std::string& msg) {
+    log_debug("%s", msg.c_str());
+    ring_.fail(status, msg);
+  }
+
+  // The symmetric address at segment offset `off` in this PE's heap, checked to hold
+  // `len` bytes (requests come from device code: never trust them blindly).
+  char* sym_at(uint64_t off, uint64_t len, int pe) const {
+    if (pe < 0 || pe >= s_.npes || !s_.route[pe])
+      throw Error(PYSHMEM_ERR_PE_RANGE, "target PE " + std::to_string(pe) + " is not reachable");
+    if (off > s_.heap.size || len > s_.heap.size - off)
+      throw Error(PYSHMEM_ERR_NOT_SYMMETRIC, "target range (offset " + std::to_string(off) + ", " +
+                                                 std::to_string(len) +
+                                                 " bytes) is not in the symmetric heap: targets must be symmetric");
+    return s_.heap.my_base + off;
+  }
+
+  // Executes one request. Returns true when it is complete at its target on return.
+  bool execute(const pyshmem_fifo_entry* r) {
+    const int kind = pyshmem_fifo_header_kind(r[0].w1);
+    const int pe = pyshmem_fifo_header_pe(r[0].w1);
+    const uint32_t arg = pyshmem_fifo_header_arg(r[0].w1);
+    const uint64_t off = r[0].w0;
+    switch (kind) {
+      case PYSHMEM_REQ_PUT: {
+        const uint64_t n = r[1].w1;
+        s_.route[pe]->put(s_, sym_at(off, n, pe), reinterpret_cast<const void*>(r[1].w0), n, pe);
+        break;
+      }
+      case PYSHMEM_REQ_GET: {
+        const uint64_t n = r[1].w1;
+        s_.route[pe]->get(s_, reinterpret_cast<void*>(r[1].w0), sym_at(off, n, pe), n, pe);
+        break;
+      }
+      case PYSHMEM_REQ_P: {
+        if (arg != 1 && arg != 2 && arg != 4 && arg != 8)
+          throw Error(PYSHMEM_ERR_INVALID_ARG, "p of " + std::to_string(arg) + " bytes (must be 1, 2, 4 or 8)");
+        const uint64_t bits = r[1].w0;  // little-endian hosts only, like the rest of pyshmem
+        s_.route[pe]->put(s_, sym_at(off, arg, pe), &bits, arg, pe);
+        break;
+      }
+      case PYSHMEM_REQ_PUT_SIGNAL: {
+        const uint64_t n = r[1].w1;
+        const Transport* t = s_.route[pe];
+        char* dest = sym_at(off, n, pe);
+        char* sig = sym_at(r[2].w1, sizeof(uint64_t), pe);
+        if (arg != PYSHMEM_SIGNAL_SET && arg != PYSHMEM_SIGNAL_ADD)
+          throw Error(PYSHMEM_ERR_INVALID_ARG, "signal operator " + std::to_string(arg));
+        t->put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe);
+        t->fence(s_);  // the data before the signal
+        const uint64_t value = r[2].w0;
+        t->amo(s_, AmoArgs{arg == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET, PYSHMEM_UINT64, sig, &value,
+                           nullptr, nullptr, pe});
+        break;
+      }
+      case PYSHMEM_REQ_AMO: {
+        const int op = static_cast<int>(arg & 0xff), dtype = static_cast<int>((arg >> 8) & 0xff);
+        if (op > PYSHMEM_AMO_XOR) throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(op));
+        const size_t size = PYSHMEM_DTYPE_SIZE(dtype);
+        const uint64_t value = r[1].w0, cond = r[2].w0;
+        s_.route[pe]->amo(s_, AmoArgs{op, dtype, sym_at(off, size, pe), &value, &cond,
+                                      reinterpret_cast<void*>(r[1].w1), pe});
+        break;
+      }
+      case PYSHMEM_REQ_FENCE:
+        for (const Transport* t : transports_) t->fence(s_);
+        return false;  // ordering only; completion is quiet's business
+      case PYSHMEM_REQ_QUIET:
+        for (const Transport* t : transports_) t->quiet(s_);
+        ring_.mark_complete();
+        return true;
+    }
+    // Load/store transports complete on return; others wait for a QUIET request.
+    return (s_.route[pe]->caps & kCapLoadStore) != 0;
+  }
+
+  State& s_;
+  FifoRing ring_;
+  std::vector<const Transport*> transports_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::chrono::steady_clock::time_point deadline_{};
+  bool drained_ = false;
+};
+
+std::unique_ptr<Proxy> g_proxy;  // one per process, like the runtime state
+
+}  // namespace
+
+void proxy_start(State& s) {
+  bool needed = s.config.PROXY_ALL;
+  for (int p = 0; p < s.npes && !needed; ++p) needed = !s.route[p] || !(s.route[p]->caps & kCapLoadStore);
+  if (!needed || g_proxy) return;
+  if (s.config.PROXY_FIFO_SLOTS < PYSHMEM_FIFO_MAX_SLOTS || s.config.PROXY_FIFO_SLOTS > (1 << 30))
+    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+         "PYSHMEM_PROXY_FIFO_SLOTS=" + std::to_string(s.config.PROXY_FIFO_SLOTS) + " must be between " +
+             std::to_string(PYSHMEM_FIFO_MAX_SLOTS) + " and 2^30");
+  if (!(s.config.PROXY_TIMEOUT > 0))
+    fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_PROXY_TIMEOUT must be a positive number of seconds");
+  const auto timeout_ns = static_cast<uint64_t>(s.config.PROXY_TIMEOUT * 1e9);
+  g_proxy = std::make_unique<Proxy>(s, static_cast<uint32_t>(s.config.PROXY_FIFO_SLOTS), timeout_ns);
+  log_debug("proxy: started (%u slots)", g_proxy->fifo()->capacity);
+}
+
+void proxy_stop(State& s) {
+  if (!g_proxy) return;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(s.config.PROXY_TIMEOUT));
+  const bool drained = g_proxy->stop(deadline);
+  const uint32_t status = g_proxy->fifo()->status;
+  const std::string message = g_proxy->fifo()->message;
+  g_proxy.reset();
+  if (status) fail(static_cast<pyshmem_status>(status), "finalize", message);
+  if (!drained)
+    fail(PYSHMEM_ERR_TIMEOUT, "finalize",
+         "device-API requests were still queued for the proxy after PYSHMEM_PROXY_TIMEOUT seconds "
+         "(a producer reserved FIFO slots and never wrote them)");
+}
+
+pyshmem_proxy_fifo* proxy_fifo(const State&) { return g_proxy ? g_proxy->fifo() : nullptr; }
+
+}  // namespace pyshmem

@@ -1,0 +1,28 @@
+// proxy/proxy.h: the proxy thread of a PE.
+//
+// Device-API calls that cannot reach their PE by load/store (and all of them with
+// PYSHMEM_PROXY_ALL=1) are pushed on this PE's FIFO (pyshmem/proxy_fifo.h). One thread
+// per PE drains it in order and executes each request through the PE's route in the
+// transport table, exactly as the host API would. Host API calls never use the proxy.
+#pragma once
+
+#include "pyshmem/proxy_fifo.h"
+
+namespace pyshmem {
+
+struct State;
+
+// Starts the proxy when some peer has no load/store route or PYSHMEM_PROXY_ALL=1 (else
+// does nothing). Called at the end of init, before the device state is filled.
+void proxy_start(State& s);
+
+// Waits (bounded by PYSHMEM_PROXY_TIMEOUT) until every request pushed so far has been
+// executed and completed, then stops and joins the thread. Called by finalize before
+// the closing barrier, so data a kernel put lands before peers unmap their heaps.
+// Throws Error(TIMEOUT) when producers left reserved slots unwritten.
+void proxy_stop(State& s);
+
+// This PE's ring, or null when no proxy runs.
+pyshmem_proxy_fifo* proxy_fifo(const State& s);
+
+}  // namespace pyshmem
