@@ -6,6 +6,7 @@
 // so nothing is reset between barriers; ceil(log2 n) rounds.
 #include "core/backoff.h"
 #include "host/check.h"
+#include "proxy/proxy.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -41,6 +42,7 @@ void fence() {
 void quiet() {
   State& s = state();
   if (!s.initialized) require_init("quiet");
+  proxy_wait_executed(s, "quiet");  // this PE's device-API requests are part of "every operation"
   for (const Transport* const* t = kTransports; *t; ++t)
     if ((*t)->quiet) (*t)->quiet(s);
 }

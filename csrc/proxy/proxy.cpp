@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -174,6 +175,15 @@ class Proxy {
 
 std::unique_ptr<Proxy> g_proxy;  // one per process, like the runtime state
 
+// A process that exits without finalize (an uncaught exception, sys.exit) still stops
+// the thread before the runtime state it uses is destroyed: registered with atexit
+// after the state exists, this runs before the state's destructor.
+void proxy_stop_at_exit() {
+  if (!g_proxy) return;
+  g_proxy->stop(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  g_proxy.reset();
+}
+
 }  // namespace
 
 void proxy_start(State& s) {
@@ -188,6 +198,8 @@ void proxy_start(State& s) {
     fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_PROXY_TIMEOUT must be a positive number of seconds");
   const auto timeout_ns = static_cast<uint64_t>(s.config.PROXY_TIMEOUT * 1e9);
   g_proxy = std::make_unique<Proxy>(s, static_cast<uint32_t>(s.config.PROXY_FIFO_SLOTS), timeout_ns);
+  static bool at_exit_registered = false;
+  if (!at_exit_registered) at_exit_registered = std::atexit(proxy_stop_at_exit) == 0;
   log_debug("proxy: started (%u slots)", g_proxy->fifo()->capacity);
 }
 
@@ -205,6 +217,25 @@ void proxy_stop(State& s) {
     fail(PYSHMEM_ERR_TIMEOUT, "finalize",
          "device-API requests were still queued for the proxy after PYSHMEM_PROXY_TIMEOUT seconds "
          "(a producer reserved FIFO slots and never wrote them)");
+}
+
+void proxy_wait_executed(State& s, const char* call) {
+  if (!g_proxy) return;
+  pyshmem_proxy_fifo* f = g_proxy->fifo();
+  const uint64_t head = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE);
+  if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) >= head) return;
+  Backoff b(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(s.config.PROXY_TIMEOUT));
+  while (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) < head) {
+    if (const uint32_t st = __atomic_load_n(&f->status, __ATOMIC_ACQUIRE))
+      fail(static_cast<pyshmem_status>(st), call, f->message);
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(PYSHMEM_ERR_TIMEOUT, call,
+           "device-API requests queued for the proxy were not executed within PYSHMEM_PROXY_TIMEOUT seconds");
+    b.pause();
+  }
 }
 
 pyshmem_proxy_fifo* proxy_fifo(const State&) { return g_proxy ? g_proxy->fifo() : nullptr; }

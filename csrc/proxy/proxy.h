@@ -22,6 +22,12 @@ void proxy_start(State& s);
 // Throws Error(TIMEOUT) when producers left reserved slots unwritten.
 void proxy_stop(State& s);
 
+// Host quiet: waits until every request pushed so far has been executed (the caller
+// then quiets the transports, which completes them). Interruptible (Ctrl-C) and
+// bounded by PYSHMEM_PROXY_TIMEOUT; throws Error naming `call` on timeout or when the
+// proxy failed. Two loads when no request is outstanding; nothing when no proxy runs.
+void proxy_wait_executed(State& s, const char* call);
+
 // This PE's ring, or null when no proxy runs.
 pyshmem_proxy_fifo* proxy_fifo(const State& s);
 

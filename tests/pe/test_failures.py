@@ -243,10 +243,14 @@ def test_sigkilled_pe_ends_the_job(tmp_path):
     _assert_no_shm_leak(before)
 
 
-@pytest.mark.parametrize("mode", ["barrier", "wait"])
-def test_uncaught_exception_ends_the_job(tmp_path, mode):
+@pytest.mark.parametrize("mode, proxy", [("barrier", "0"), ("wait", "0"), ("wait", "1")])
+def test_uncaught_exception_ends_the_job(tmp_path, mode, proxy):
+    """Also with a proxy thread running (PYSHMEM_PROXY_ALL=1): the failing PE exits with
+    its exception's code, the thread is stopped at exit rather than aborting the process."""
     before = shm_entries()
-    proc = run_pes("fail_raise.py", NPES, tmp_path, 1, mode, timeout=40, launcher_args=("--timeout", "20"))
+    proc = run_pes("fail_raise.py", NPES, tmp_path, 1, mode, timeout=40, launcher_args=("--timeout", "20"),
+                   env={"PYSHMEM_PROXY_ALL": proxy})
+    assert "terminate called" not in proc.stderr, _out(proc)
     ended = time.time()
     assert proc.returncode == 1, _out(proc)
     assert "[pe 1] Traceback (most recent call last):" in proc.stderr, _out(proc)
