@@ -1,16 +1,21 @@
-"""Compile CUDA C++ that uses the device API (``#include <pyshmem/device.cuh>``).
+"""CUDA C++ that uses the device API (``#include <pyshmem/device.cuh>``), from Python.
 
-``compile(source)`` runs NVRTC through ``cuda.core`` with pyshmem's and libcu++'s
-include directories set, and returns the compiled object (cubin, PTX or LTO-IR). It
-needs no GPU. Loading and launching the result needs the CUDA backend, which is not
-built yet (``launch`` raises ``NotImplementedError``). ``include_paths()`` (or
-``python -m pyshmem info --includes``) gives the flags for your own nvcc/CMake build.
+- ``Module(source)`` builds the source for where this PE's symmetric heap lives and
+  ``launch(module.get_kernel(name), grid, block, *args)`` runs a kernel. With the
+  ``cpu`` backend (the only one built so far) the source is compiled with the host C++
+  compiler against the CPU build of the device API, and each block of the grid runs as
+  one host thread (one thread per block): communication kernels can be developed and
+  tested without a GPU. GPU launches need the CUDA backend (not built yet).
+- ``compile(source)`` runs NVRTC through ``cuda.core`` with pyshmem's and libcu++'s
+  include directories set and returns GPU code (cubin, PTX or LTO-IR); it needs no GPU.
+- ``include_paths()`` (or ``python -m pyshmem info --includes``) gives the flags for your
+  own nvcc/CMake build.
 """
 
 import os
 from pathlib import Path
 
-from pyshmem.errors import InvalidArgumentError, ShmemNotImplementedError
+from pyshmem.errors import InvalidArgumentError
 
 _OUTPUTS = ("cubin", "ptx", "ltoir")
 
@@ -99,17 +104,121 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
         raise InvalidArgumentError(f"pyshmem.cuda.compile: {name} does not compile for {arch}:\n{exc}") from None
 
 
-def launch(*args, **kwargs):
-    """Launch compiled device code on this PE's GPU.
+def _dims(what, value, limit):
+    """A launch dimension as an (x, y, z) tuple of positive ints."""
+    dims = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, (tuple, list)) else None
+    if (not dims or len(dims) > 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1
+                                             for d in dims)):
+        raise InvalidArgumentError(f"pyshmem.cuda.launch: {what} must be a positive int or a tuple of 1 to 3 "
+                                   f"positive ints, not {value!r}")
+    dims = dims + (1,) * (3 - len(dims))
+    total = dims[0] * dims[1] * dims[2]
+    if total > limit:
+        raise InvalidArgumentError(f"pyshmem.cuda.launch: {what} {value!r} has {total} entries; at most {limit} here")
+    return dims
+
+
+class Module:
+    """CUDA C++ source built for where this PE's symmetric heap lives.
+
+    With the ``cpu`` backend the source is compiled with the host C++ compiler (``CXX``
+    or g++) against the CPU build of the device API (``pyshmem/cpu_kernel.h`` is
+    included first); the library is cached per user. Kernels must be ``extern "C"``.
+
+    Args:
+        source: CUDA C++ source text that includes ``<pyshmem/device.cuh>``.
+        name: a name for messages and the cached library.
+        options: extra compiler flags (e.g. ``"-DTOKENS=64"``, ``"-I/my/include"``).
 
     Raises:
-        ShmemNotImplementedError: the CUDA backend (GPU heap, device-state upload) is
-            not built yet.
+        InvalidArgumentError: the source does not compile (the message has the log).
+        FileNotFoundError: no host C++ compiler, or libcu++ headers are missing.
     """
-    raise ShmemNotImplementedError(
-        "pyshmem.cuda.launch: the CUDA backend is not built yet; compile() works without a GPU, "
-        "and the same device code runs on the CPU build of the device API"
-    )
+
+    def __init__(self, source, *, name="pyshmem_kernel", options=()):
+        from pyshmem import _cpu_kernels
+
+        if not isinstance(source, str) or not source.strip():
+            raise InvalidArgumentError("pyshmem.cuda.Module: source must be a non-empty string of CUDA C++")
+        if not name.replace("_", "").isalnum():
+            raise InvalidArgumentError(f"pyshmem.cuda.Module: name must be letters, digits and _, not {name!r}")
+        self.name = name
+        self.target = "cpu"
+        self._path = _cpu_kernels.build(source, name, include_paths(), options)
+        self._handle = _cpu_kernels.load(self._path)
+
+    def get_kernel(self, name):
+        """The ``extern "C"`` kernel called `name`.
+
+        Args:
+            name: the kernel's C name.
+
+        Returns:
+            Kernel: pass it to :func:`launch`.
+
+        Raises:
+            InvalidArgumentError: no such extern "C" function in the module.
+        """
+        try:
+            func = getattr(self._handle, name)
+        except AttributeError:
+            raise InvalidArgumentError(
+                f"pyshmem.cuda.Module.get_kernel: {self.name} has no kernel {name!r}; kernels must be declared "
+                f'extern "C" __global__') from None
+        func.restype = None
+        return Kernel(self, name, func)
+
+    def __repr__(self):
+        return f"<pyshmem.cuda.Module {self.name} target={self.target}>"
 
 
-__all__ = ["compile", "include_paths", "launch"]
+class Kernel:
+    """A kernel of a :class:`Module` (from ``Module.get_kernel``)."""
+
+    def __init__(self, module, name, func):
+        self.module = module
+        self.name = name
+        self._func = func
+
+    def __repr__(self):
+        return f"<pyshmem.cuda.Kernel {self.name} of {self.module.name}>"
+
+
+def launch(kernel, grid, block, *args, stream=None):
+    """Runs `kernel` on a grid of blocks and returns when it has finished.
+
+    On the CPU build every block runs as one host thread, all blocks at once (so blocks
+    may wait for each other's signals), and a block has one thread: ``blockDim`` is 1
+    and ``threadIdx`` 0 whatever `block` says, so write kernels that stride by
+    ``blockDim`` (or use the ``_block`` device calls) and they run unchanged on a GPU.
+
+    Args:
+        kernel: a :class:`Kernel`.
+        grid: blocks, as an int or a tuple of up to 3 ints (at most 4096 blocks here).
+        block: threads per block, an int or a tuple of up to 3 ints (at most 1024);
+            checked, and used on a GPU.
+        *args: kernel arguments, in order: arrays (NumPy or symmetric arrays, passed as
+            pointers to their first element, no copy), NumPy scalars for exact C types
+            (``np.int32(n)`` for ``int``, ``np.float32(x)`` for ``float``), Python ints
+            (64-bit), Python floats (``double``), or ctypes values.
+        stream: GPU launches only; must be None on the CPU build, which is synchronous.
+
+    Raises:
+        TypeError: `kernel` is not a Kernel, or an argument cannot be passed.
+        InvalidArgumentError: a bad grid/block, a non-contiguous array, or a stream.
+    """
+    from pyshmem import _cpu_kernels
+    from pyshmem.runtime import ensure_started
+
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"pyshmem.cuda.launch: kernel must come from Module.get_kernel, not {type(kernel).__name__}")
+    grid3 = _dims("grid", grid, _cpu_kernels.MAX_BLOCKS)
+    _dims("block", block, 1024)
+    if stream is not None:
+        raise InvalidArgumentError("pyshmem.cuda.launch: stream= is for GPU launches; the CPU build runs the kernel "
+                                   "synchronously (pass stream=None)")
+    ensure_started("cuda.launch")
+    _cpu_kernels.run_grid(kernel.module._handle, kernel._func, grid3, args)
+
+
+__all__ = ["Kernel", "Module", "compile", "include_paths", "launch"]

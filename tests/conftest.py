@@ -50,6 +50,22 @@ def assert_ok(proc, npes, marker="OK"):
         assert f"{marker} pe={pe}" in proc.stdout, f"PE {pe} did not report {marker}\n{out}"
 
 
+def cpu_kernel_toolchain_missing():
+    """Why CUDA C++ kernels cannot be built for the CPU build here (pyshmem.cuda.Module
+    needs a host C++ compiler and the libcu++ headers), or None when they can."""
+    import shutil
+
+    import pyshmem.cuda as pcuda
+
+    try:
+        pcuda.include_paths()
+    except FileNotFoundError as exc:
+        return str(exc)
+    if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")):
+        return "no host C++ compiler"
+    return None
+
+
 @pytest.fixture
 def pes():
     """The run_pes helper as a fixture."""

@@ -120,6 +120,11 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("pe_accessible", &pe_accessible);
   m.def("addr_accessible", [](uintptr_t addr, int pe) { return addr_accessible(reinterpret_cast<void*>(addr), pe); });
+  m.def("device_state_address", [] {
+    const pyshmem_device_state* st = nullptr;
+    if (pyshmem_device_state_get(&st) != PYSHMEM_SUCCESS) require_init("pyshmem.device_state_address");
+    return reinterpret_cast<uintptr_t>(st);
+  }, "Address of this PE's pyshmem_device_state (for CPU builds of device code loaded at run time).");
   m.def("bytes_free", &sym_bytes_free);
   m.def("capacity", &sym_capacity);
 }

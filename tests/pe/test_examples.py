@@ -10,11 +10,11 @@ sure the example actually got to its report.
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple
 
 import pytest
 
-from conftest import REPO, run_pes
+from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
 
 EXAMPLES_DIR = REPO / "examples"
 EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.glob("*.py"))
@@ -33,6 +33,8 @@ class Case:
     expect: Callable[[int], list] = lambda n: []
     every_pe: Callable[[int, int], list] = lambda n, pe: []
     label: str = ""
+    env: Optional[dict] = None
+    skip_unless: Callable[[], Optional[str]] = lambda: None  # returns a reason to skip
 
 
 CASES = {
@@ -65,6 +67,15 @@ CASES = {
         npes=(1, 2, 3),
         expect=lambda n: [rf"3 laps of 32-element blocks around {n} PEs from Numba kernels \(simulator\): OK"],
     )],
+    "moe_alltoall.py": [
+        Case(args=("--tokens", "6", "--hidden", "16", "--rounds", "3"), npes=(1, 2, 3, 4),
+             skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [rf"3 rounds of MoE dispatch/combine over {n} PE\(s\), grid {n}: \d+ tokens",
+                               r"every element verified"]),
+        Case(args=("--tokens", "5", "--rounds", "2", "--blocks", "2"), npes=(3,), label="proxy",
+             env={"PYSHMEM_PROXY_ALL": "1"}, skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [r"2 rounds of MoE dispatch/combine over 3 PE\(s\), grid 2"]),
+    ],
     "halo_exchange.py": [
         Case(args=("--cells", "61", "--steps", "150", "--sync", "signal"), npes=(1, 2, 3, 4), label="signal",
              expect=lambda n: [rf"61 cells on {n} PE\(s\).*150 steps, signal sync", r"bit-identical"]),
@@ -90,7 +101,10 @@ def _lines_of(stdout, pe):
 
 @pytest.mark.parametrize("name, case, npes", list(_params()))
 def test_example(name, case, npes):
-    proc = run_pes(EXAMPLES_DIR / name, npes, *case.args, timeout=60)
+    reason = case.skip_unless()
+    if reason:
+        pytest.skip(reason)
+    proc = run_pes(EXAMPLES_DIR / name, npes, *case.args, timeout=60, env=case.env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{name} on {npes} PE(s) exited {proc.returncode}\n{out}"
     assert "Traceback" not in out and "FAILED" not in out, out
