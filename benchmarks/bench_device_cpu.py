@@ -89,7 +89,7 @@ def main():
     if n != 2:
         raise SystemExit("bench_device_cpu: run on exactly 2 PEs")
     peer = 1 - me
-    mod = pcuda.Module(SOURCE, name="bench_device_cpu")
+    mod = pcuda.Module(SOURCE, name="bench_device_cpu", target="cpu")
     flag = shmem.zeros(1, np.int64)
     out = np.zeros(2 * args.batches)
     rows = []

@@ -7,11 +7,13 @@ block-cooperative put_signal, the token count riding in the signal value; each P
 where each token came from. Every round is checked element by element.
 
 Shows: pyshmem.cuda.Module / launch of CUDA C++ kernels that use <pyshmem/device.cuh>,
-put_signal with data-carrying signals, signal_wait_until, quiet in a kernel.
+put_signal with data-carrying signals, signal_wait_until, quiet in a kernel; the same
+script on a GPU (symmetric GPU arrays) and without one.
 
-How to run (no GPU needed: with the cpu backend the kernels are compiled with the
-host C++ compiler and each block runs as a host thread; needs g++ and the libcu++
-headers of the CUDA toolkit or `pip install nvidia-cuda-cccl`):
+How to run. With a GPU on every PE (cuda backend) the kernels run on the GPU on
+pyshmem.cuda arrays. Without one, the kernels are compiled with the host C++ compiler
+and each block runs as a host thread on symmetric NumPy arrays (needs g++ and the
+libcu++ headers of the CUDA toolkit or `pip install nvidia-cuda-cccl`):
     shmemrun -n 4 python examples/moe_alltoall.py --tokens 16 --hidden 64 --rounds 3
 Add PYSHMEM_PROXY_ALL=1 to send every kernel transfer through the proxy thread (the
 path to PEs on other nodes).
@@ -52,41 +54,63 @@ def main():
     me, n = shmem.my_pe(), shmem.n_pes()
     module = pcuda.Module(SOURCE.read_text(), name="moe_alltoall")
     dispatch, combine = module.get_kernel("dispatch"), module.get_kernel("combine")
+    on_gpu = module.target == "gpu"
     grid = args.blocks or n
     T, H = args.tokens, args.hidden
 
-    send = shmem.zeros((n, T, H), np.float32)        # slot d: tokens for PE d
-    recv = shmem.zeros((n, T, H), np.float32)        # slot s: tokens from PE s
-    expert_out = shmem.zeros((n, T, H), np.float32)  # the expert's results, same slots as recv
-    combined = shmem.zeros((n, T, H), np.float32)    # slot d: my tokens back from PE d
-    recv_signals = shmem.zeros(n, np.uint64)
-    back_signals = shmem.zeros(n, np.uint64)
+    # Kernels read and write these: GPU arrays on a GPU, symmetric NumPy arrays on the CPU.
+    def buffer(shape, dtype):
+        return pcuda.zeros(shape, dtype) if on_gpu else shmem.zeros(shape, dtype)
+
+    def to_host(x):
+        return x.copy_to_host() if on_gpu else np.array(x)
+
+    def from_host(x, values):
+        if on_gpu:
+            x.copy_from_host(values)
+        else:
+            x[...] = values
+
+    send = buffer((n, T, H), np.float32)        # slot d: tokens for PE d
+    recv = buffer((n, T, H), np.float32)        # slot s: tokens from PE s
+    expert_out = buffer((n, T, H), np.float32)  # the expert's results, same slots as recv
+    combined = buffer((n, T, H), np.float32)    # slot d: my tokens back from PE d
+    send_counts = buffer(n, np.int32)
+    recv_signals = buffer(n, np.uint64)
+    back_signals = buffer(n, np.uint64)
     shmem.barrier_all()
 
     moved = 0
     for rnd in range(args.rounds):
         counts = np.array([token_count(me, d, rnd, T) for d in range(n)], np.int32)
+        tokens = np.zeros((n, T, H), np.float32)
         for d in range(n):
-            send[d, :counts[d]] = token_values(me, d, rnd, counts[d], H)
+            tokens[d, :counts[d]] = token_values(me, d, rnd, counts[d], H)
+        from_host(send, tokens)
+        from_host(send_counts, counts)
 
-        pcuda.launch(dispatch, grid, 128, recv, send, counts, recv_signals, np.int32(T), np.int32(H))
+        pcuda.launch(dispatch, grid, 128, recv, send, send_counts, recv_signals, np.int32(T), np.int32(H))
+        got, signals = to_host(recv), to_host(recv_signals)
+        out = np.zeros((n, T, H), np.float32)
         for s in range(n):
             c = token_count(s, me, rnd, T)
-            if recv_signals[s] != c + 1:
-                sys.exit(f"PE {me} round {rnd}: signal from PE {s} is {recv_signals[s]}, expected {c + 1}")
-            if not np.array_equal(recv[s, :c], token_values(s, me, rnd, c, H)):
+            if signals[s] != c + 1:
+                sys.exit(f"PE {me} round {rnd}: signal from PE {s} is {signals[s]}, expected {c + 1}")
+            if not np.array_equal(got[s, :c], token_values(s, me, rnd, c, H)):
                 sys.exit(f"PE {me} round {rnd}: tokens from PE {s} are wrong")
-            expert_out[s, :c] = recv[s, :c] * 2 + 1  # the "expert"
+            out[s, :c] = got[s, :c] * 2 + 1  # the "expert"
             moved += c
+        from_host(expert_out, out)
 
         pcuda.launch(combine, grid, 128, combined, expert_out, recv_signals, back_signals, np.int32(T), np.int32(H))
+        back, back_sig = to_host(combined), to_host(back_signals)
         for d in range(n):
             c = counts[d]
-            if back_signals[d] != c + 1 or not np.array_equal(combined[d, :c], send[d, :c] * 2 + 1):
+            if back_sig[d] != c + 1 or not np.array_equal(back[d, :c], tokens[d, :c] * 2 + 1):
                 sys.exit(f"PE {me} round {rnd}: combined tokens from PE {d} are wrong")
 
-        recv_signals[:] = 0  # all traffic to me for this round has arrived (the kernels waited)
-        back_signals[:] = 0
+        from_host(recv_signals, np.zeros(n, np.uint64))  # all traffic to me for this round has arrived
+        from_host(back_signals, np.zeros(n, np.uint64))
         shmem.barrier_all()  # nobody dispatches the next round before every PE reset
 
     total = np.array([moved], np.int64)
@@ -95,7 +119,8 @@ def main():
     shmem.barrier_all()
     if me == 0:
         print(f"{args.rounds} rounds of MoE dispatch/combine over {n} PE(s), grid {grid}: "
-              f"{int(everyone[0])} tokens of {H} floats moved each way, every element verified")
+              f"{int(everyone[0])} tokens of {H} floats moved each way, every element verified "
+              f"({'GPU' if on_gpu else 'CPU build'})")
 
 
 if __name__ == "__main__":

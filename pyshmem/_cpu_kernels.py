@@ -97,7 +97,7 @@ def load(path):
     return handle
 
 
-def _c_arg(i, value):
+def c_arg(i, value):
     """Converts one kernel argument to its ctypes form (see pyshmem.cuda.launch)."""
     if isinstance(value, (ctypes._SimpleCData, ctypes._Pointer)) or value is None:
         return value
@@ -134,7 +134,7 @@ def _c_arg(i, value):
 
 def run_grid(handle, func, grid, args):
     """Runs func(*args) once per block of `grid` (x, y, z), each block on its own thread."""
-    c_args = [_c_arg(i, a) for i, a in enumerate(args)]
+    c_args = [c_arg(i, a) for i, a in enumerate(args)]
     handle.pyshmem_cpu_bind_state(ctypes.c_void_p(lib.device_state_address()))
     gx, gy, gz = grid
     blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
@@ -154,4 +154,4 @@ def run_grid(handle, func, grid, args):
             t.join(0.1)
 
 
-__all__ = ["build", "load", "run_grid", "MAX_BLOCKS"]
+__all__ = ["build", "c_arg", "load", "run_grid", "MAX_BLOCKS"]

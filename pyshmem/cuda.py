@@ -10,11 +10,15 @@
   include directories set and returns GPU code (cubin, PTX or LTO-IR); it needs no GPU.
 - ``include_paths()`` (or ``python -m pyshmem info --includes``) gives the flags for your
   own nvcc/CMake build.
+- ``empty``/``zeros`` make symmetric arrays in GPU memory (``PYSHMEM_BACKEND=cuda``, the
+  default when every PE has a GPU) and ``put``/``get`` copy to and from other PEs' copies,
+  optionally on a CUDA stream (``stream=``).
 """
 
 import os
 from pathlib import Path
 
+from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, zeros
 from pyshmem.errors import InvalidArgumentError
 
 _OUTPUTS = ("cubin", "ptx", "ltoir")
@@ -119,33 +123,54 @@ def _dims(what, value, limit):
 
 
 class Module:
-    """CUDA C++ source built for where this PE's symmetric heap lives.
+    """CUDA C++ source built for a target: the GPU, or the CPU build of the device API.
 
-    With the ``cpu`` backend the source is compiled with the host C++ compiler (``CXX``
-    or g++) against the CPU build of the device API (``pyshmem/cpu_kernel.h`` is
-    included first); the library is cached per user. Kernels must be ``extern "C"``.
+    ``target="auto"`` picks the GPU when this PE has a GPU heap (backend cuda), else the
+    CPU. GPU: compiled with NVRTC for this GPU's architecture, loaded, and this PE's
+    device state copied into the module before any kernel runs. CPU: compiled with the
+    host C++ compiler (``CXX`` or g++) with ``pyshmem/cpu_kernel.h`` included first; the
+    library is cached per user. Kernels must be ``extern "C"``.
 
     Args:
         source: CUDA C++ source text that includes ``<pyshmem/device.cuh>``.
-        name: a name for messages and the cached library.
-        options: extra compiler flags (e.g. ``"-DTOKENS=64"``, ``"-I/my/include"``).
+        name: a name for messages (and the cached CPU library).
+        options: extra compiler flags (CPU: any g++ flag; GPU: include directories).
+        target: ``"auto"``, ``"gpu"`` or ``"cpu"``.
 
     Raises:
-        InvalidArgumentError: the source does not compile (the message has the log).
+        InvalidArgumentError: the source does not compile (the message has the log), a
+            bad name/target, or ``target="gpu"`` without a GPU heap.
         FileNotFoundError: no host C++ compiler, or libcu++ headers are missing.
+        ImportError: a GPU build needs cuda-core (``pip install 'pyshmem[cuda]'``).
     """
 
-    def __init__(self, source, *, name="pyshmem_kernel", options=()):
+    def __init__(self, source, *, name="pyshmem_kernel", options=(), target="auto"):
         from pyshmem import _cpu_kernels
+        from pyshmem._lib import lib
+        from pyshmem.runtime import ensure_started
 
         if not isinstance(source, str) or not source.strip():
             raise InvalidArgumentError("pyshmem.cuda.Module: source must be a non-empty string of CUDA C++")
         if not name.replace("_", "").isalnum():
             raise InvalidArgumentError(f"pyshmem.cuda.Module: name must be letters, digits and _, not {name!r}")
+        if target not in ("auto", "gpu", "cpu"):
+            raise InvalidArgumentError(f"pyshmem.cuda.Module: target must be 'auto', 'gpu' or 'cpu', not {target!r}")
+        if target != "cpu":
+            ensure_started("cuda.Module")
+        if target == "auto":
+            target = "gpu" if lib.gpu_active() else "cpu"
+        if target == "gpu" and not lib.gpu_active():
+            raise InvalidArgumentError(f"pyshmem.cuda.Module: target='gpu' but this PE has no GPU heap: "
+                                       f"{lib.gpu_describe()}")
         self.name = name
-        self.target = "cpu"
-        self._path = _cpu_kernels.build(source, name, include_paths(), options)
-        self._handle = _cpu_kernels.load(self._path)
+        self.target = target
+        self._handle = None
+        if target == "gpu":
+            image = compile(source, arch=lib.gpu_arch(), output="cubin", name=name, options=options).code
+            self._handle = lib.gpu_module_load(bytes(image), "pyshmem.cuda.Module")
+        else:
+            self._path = _cpu_kernels.build(source, name, include_paths(), options)
+            self._lib = _cpu_kernels.load(self._path)
 
     def get_kernel(self, name):
         """The ``extern "C"`` kernel called `name`.
@@ -157,10 +182,14 @@ class Module:
             Kernel: pass it to :func:`launch`.
 
         Raises:
-            InvalidArgumentError: no such extern "C" function in the module.
+            InvalidArgumentError: no such extern "C" kernel in the module.
         """
+        from pyshmem._lib import lib
+
+        if self.target == "gpu":
+            return Kernel(self, name, lib.gpu_module_function(self._handle, name, "pyshmem.cuda.Module.get_kernel"))
         try:
-            func = getattr(self._handle, name)
+            func = getattr(self._lib, name)
         except AttributeError:
             raise InvalidArgumentError(
                 f"pyshmem.cuda.Module.get_kernel: {self.name} has no kernel {name!r}; kernels must be declared "
@@ -184,41 +213,73 @@ class Kernel:
         return f"<pyshmem.cuda.Kernel {self.name} of {self.module.name}>"
 
 
-def launch(kernel, grid, block, *args, stream=None):
-    """Runs `kernel` on a grid of blocks and returns when it has finished.
+def _gpu_arg(i, value):
+    """The bytes of one kernel parameter for a GPU launch."""
+    import numpy as np
 
-    On the CPU build every block runs as one host thread, all blocks at once (so blocks
-    may wait for each other's signals), and a block has one thread: ``blockDim`` is 1
-    and ``threadIdx`` 0 whatever `block` says, so write kernels that stride by
-    ``blockDim`` (or use the ``_block`` device calls) and they run unchanged on a GPU.
+    from pyshmem import _cpu_kernels
+
+    if isinstance(value, GpuArray):
+        return value.ptr.to_bytes(8, "little")
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0]).to_bytes(8, "little")
+    if value is None:
+        return bytes(8)
+    if isinstance(value, np.ndarray) or (hasattr(value, "__array_interface__") and not isinstance(value, np.generic)):
+        raise TypeError(f"pyshmem.cuda.launch: argument {i} is host memory, but this kernel runs on the GPU; pass "
+                        f"GPU arrays (pyshmem.cuda.empty/zeros, CuPy, PyTorch, Numba)")
+    return bytes(_cpu_kernels.c_arg(i, value))
+
+
+def launch(kernel, grid, block, *args, stream=None):
+    """Runs `kernel` on a grid of blocks.
+
+    GPU modules: arguments are GPU arrays (``GpuArray`` from empty/zeros, or any
+    ``__cuda_array_interface__`` object: passed as device pointers) and scalars; with
+    ``stream=None`` the call waits for the kernel and reports its errors (a device-side
+    trap included), with a stream it is enqueued there.
+
+    CPU modules: every block runs as one host thread, all blocks at once (so blocks may
+    wait for each other's signals), and a block has one thread: ``blockDim`` is 1 and
+    ``threadIdx`` 0 whatever `block` says, so write kernels that stride by ``blockDim``
+    (or use the ``_block`` device calls) and they run unchanged on a GPU. Arrays are
+    NumPy or symmetric arrays (pointers to their first element, no copy); the call is
+    synchronous and `stream` must be None.
 
     Args:
         kernel: a :class:`Kernel`.
-        grid: blocks, as an int or a tuple of up to 3 ints (at most 4096 blocks here).
-        block: threads per block, an int or a tuple of up to 3 ints (at most 1024);
-            checked, and used on a GPU.
-        *args: kernel arguments, in order: arrays (NumPy or symmetric arrays, passed as
-            pointers to their first element, no copy), NumPy scalars for exact C types
+        grid: blocks, as an int or a tuple of up to 3 ints (at most 4096 blocks on the CPU).
+        block: threads per block, an int or a tuple of up to 3 ints (at most 1024).
+        *args: kernel arguments in order: arrays, NumPy scalars for exact C types
             (``np.int32(n)`` for ``int``, ``np.float32(x)`` for ``float``), Python ints
-            (64-bit), Python floats (``double``), or ctypes values.
-        stream: GPU launches only; must be None on the CPU build, which is synchronous.
+            (64-bit), Python floats (``double``), ctypes values, or None (null pointer).
+        stream: GPU only: None, a CUstream handle or a CUDA stream object.
 
     Raises:
         TypeError: `kernel` is not a Kernel, or an argument cannot be passed.
-        InvalidArgumentError: a bad grid/block, a non-contiguous array, or a stream.
+        InvalidArgumentError: a bad grid/block, a non-contiguous array, or a stream on the CPU.
     """
     from pyshmem import _cpu_kernels
+    from pyshmem._gpu_arrays import _stream_handle
+    from pyshmem._lib import lib
     from pyshmem.runtime import ensure_started
 
     if not isinstance(kernel, Kernel):
         raise TypeError(f"pyshmem.cuda.launch: kernel must come from Module.get_kernel, not {type(kernel).__name__}")
-    grid3 = _dims("grid", grid, _cpu_kernels.MAX_BLOCKS)
-    _dims("block", block, 1024)
+    on_gpu = kernel.module.target == "gpu"
+    grid3 = _dims("grid", grid, 2**31 - 1 if on_gpu else _cpu_kernels.MAX_BLOCKS)
+    block3 = _dims("block", block, 1024)
+    ensure_started("cuda.launch")
+    if on_gpu:
+        packed = [_gpu_arg(i, a) for i, a in enumerate(args)]
+        lib.gpu_launch(kernel._func, list(grid3), list(block3), 0, _stream_handle(stream, "cuda.launch"), packed,
+                       "pyshmem.cuda.launch")
+        return
     if stream is not None:
         raise InvalidArgumentError("pyshmem.cuda.launch: stream= is for GPU launches; the CPU build runs the kernel "
                                    "synchronously (pass stream=None)")
-    ensure_started("cuda.launch")
-    _cpu_kernels.run_grid(kernel.module._handle, kernel._func, grid3, args)
+    _cpu_kernels.run_grid(kernel.module._lib, kernel._func, grid3, args)
 
 
-__all__ = ["Kernel", "Module", "compile", "include_paths", "launch"]
+__all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch", "put", "zeros"]

@@ -29,7 +29,10 @@ def report():
 
     out = [lib.describe().splitlines()[0]]
     out.append(f"python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}")
-    out.append("backend: cpu (host shared memory); cuda backend: not built yet")
+    backend = next(r for r in lib.env_table() if r["name"] == "PYSHMEM_BACKEND")
+    out.append(f"backend: PYSHMEM_BACKEND={backend['value'] if backend['is_set'] else backend['default']} "
+               f"(host heap always; cuda adds a GPU heap)")
+    out.append(f"cuda: {lib.gpu_probe()}")
     out.append("transports:")
     out += ["  " + t for t in lib.transports().splitlines()]
     try:

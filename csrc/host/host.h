@@ -24,6 +24,8 @@
 
 namespace pyshmem {
 
+struct State;
+
 // ---- setup (host/init.cpp) ----
 void init();               // collective; a no-op when already initialised
 void finalize();           // collective; the runtime cannot be re-initialised afterwards
@@ -39,6 +41,9 @@ std::string describe();     // multi-line human summary for `python -m pyshmem i
 // a barrier so that no PE accesses the object on a peer that has not allocated it yet.
 void* sym_malloc(size_t size, size_t align, bool clear, const char* call);
 void sym_free(void* ptr, const char* call);  // collective, ends with a barrier
+// With PYSHMEM_DEBUG=1: checks that every PE passed the same `mine` (an encoding of the
+// arguments of collective call `call`); throws MISMATCH naming the first PE that did not.
+void collective_check_args(State& s, const char* call, const std::string& what, const std::string& mine);
 bool is_symmetric(const void* addr, size_t nbytes);
 size_t sym_bytes_free();
 size_t sym_capacity();

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "core/backoff.h"
+#include "cuda/gpu_heap.h"
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
@@ -80,12 +81,8 @@ void init() {
     fail(PYSHMEM_ERR_NOT_INIT, "init", "the runtime was finalized in this process and cannot be initialised again");
   try {
     s.config = config_from_env();
-    if (s.config.BACKEND != "auto" && s.config.BACKEND != "cpu") {
-      if (s.config.BACKEND == "cuda")
-        fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init",
-             "PYSHMEM_BACKEND=cuda: the CUDA backend is not built yet; use PYSHMEM_BACKEND=cpu (or unset it)");
+    if (s.config.BACKEND != "auto" && s.config.BACKEND != "cpu" && s.config.BACKEND != "cuda")
       fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_BACKEND='" + s.config.BACKEND + "' must be auto, cpu or cuda");
-    }
     s.boot = bootstrap_create(s.config);
     s.pe = s.boot->rank();
     s.npes = s.boot->size();
@@ -98,6 +95,7 @@ void init() {
     heap_create(s);
     heap_attach_peers(s, token);
     transport_route_all(s);
+    gpu_heap_create(s, token);  // collective; a no-op for the cpu backend
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
@@ -119,6 +117,7 @@ void finalize() {
   if (!s.initialized) return;
   proxy_stop(s);            // requests device code queued are complete before the barrier
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
+  gpu_heap_retire(s);
   s.initialized = false;
   s.finalized = true;
   g_global_exit_word = nullptr;
@@ -162,7 +161,7 @@ std::string describe() {
   std::snprintf(buf, sizeof buf, "%s %d.%d (OpenSHMEM %d.%d)\n", PYSHMEM_VENDOR_STRING, PYSHMEM_VERSION_MAJOR,
                 PYSHMEM_VERSION_MINOR, PYSHMEM_MAJOR_VERSION, PYSHMEM_MINOR_VERSION);
   std::string out = buf;
-  out += "backend: cpu (host shared memory)\n";
+  out += "backend: " + gpu_describe() + "\n";
   if (s.initialized) {
     out += "PE " + std::to_string(s.pe) + " of " + std::to_string(s.npes) + ", " +
            std::to_string(s.local_pes.size()) + " on this node (" + s.node_id + ")\n";

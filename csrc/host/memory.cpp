@@ -22,8 +22,16 @@ std::string mib(size_t bytes) {
   return buf;
 }
 
-// In debug mode every PE checks that all PEs passed the same arguments.
-void check_same_everywhere(State& s, const char* call, const std::string& what, const std::string& mine) {
+std::string encode(size_t a, size_t b) {
+  std::string out(2 * sizeof(size_t), '\0');
+  std::memcpy(&out[0], &a, sizeof a);
+  std::memcpy(&out[sizeof a], &b, sizeof b);
+  return out;
+}
+
+}  // namespace
+
+void collective_check_args(State& s, const char* call, const std::string& what, const std::string& mine) {
   if (!s.config.DEBUG || s.npes == 1) return;
   auto all = s.boot->allgather(mine);
   for (int p = 0; p < s.npes; ++p)
@@ -34,21 +42,12 @@ void check_same_everywhere(State& s, const char* call, const std::string& what, 
                "(detected because PYSHMEM_DEBUG=1)");
 }
 
-std::string encode(size_t a, size_t b) {
-  std::string out(2 * sizeof(size_t), '\0');
-  std::memcpy(&out[0], &a, sizeof a);
-  std::memcpy(&out[sizeof a], &b, sizeof b);
-  return out;
-}
-
-}  // namespace
-
 void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
   require_init(call);
   State& s = state();
   if (align && (align & (align - 1)))
     fail(PYSHMEM_ERR_INVALID_ARG, call, "alignment " + std::to_string(align) + " is not a power of two");
-  check_same_everywhere(s, call, "size/alignment (this PE: " + std::to_string(size) + " bytes)", encode(size, align));
+  collective_check_args(s, call, "size/alignment (this PE: " + std::to_string(size) + " bytes)", encode(size, align));
   size_t off = 0;
   // Every PE runs the same deterministic allocator, so all fail together: no PE is left
   // waiting in the barrier below.
@@ -78,7 +77,7 @@ void sym_free(void* ptr, const char* call) {
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "the object is not a live symmetric allocation (already freed, or a view into one: free the array "
          "returned by the allocator, not a slice of it)");
-  check_same_everywhere(s, call, "object to free", encode(off, 0));
+  collective_check_args(s, call, "object to free", encode(off, 0));
   barrier_all(call);  // no PE may still be accessing the object on this PE
   s.alloc->release(off);
 }

@@ -8,6 +8,8 @@
 
 #include "core/env.h"
 #include "core/state.h"
+#include "cuda/gpu_heap.h"
+#include "cuda/gpu_module.h"
 #include "host/host.h"
 #include "python/args.h"
 #include "python/errors.h"
@@ -125,6 +127,38 @@ PYBIND11_MODULE(_C, m) {
     if (pyshmem_device_state_get(&st) != PYSHMEM_SUCCESS) require_init("pyshmem.device_state_address");
     return reinterpret_cast<uintptr_t>(st);
   }, "Address of this PE's pyshmem_device_state (for CPU builds of device code loaded at run time).");
+  // ---- CUDA backend: the GPU symmetric heap (cuda/gpu_heap.h) ----
+  m.def("gpu_probe", &gpu_probe, pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("gpu_describe", &gpu_describe);
+  m.def("gpu_active", &gpu_active);
+  m.def("gpu_arch", &gpu_arch);
+  m.def("gpu_malloc", &gpu_malloc, pybind::arg("size"), pybind::arg("align"), pybind::arg("clear"),
+        pybind::arg("call"), pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("gpu_free", &gpu_free, pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("gpu_heap_range", [] {
+    uint64_t b = 0, e = 0;
+    gpu_heap_range(&b, &e);
+    return pybind::make_tuple(b, e);
+  });
+  m.def("gpu_put", &gpu_put, pybind::arg("sym"), pybind::arg("local"), pybind::arg("nbytes"), pybind::arg("pe"),
+        pybind::arg("stream"), pybind::arg("call"), pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("gpu_get", &gpu_get, pybind::arg("local"), pybind::arg("sym"), pybind::arg("nbytes"), pybind::arg("pe"),
+        pybind::arg("stream"), pybind::arg("call"), pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("gpu_state_upload", &gpu_state_upload, pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("gpu_module_load", [](pybind::bytes image, const char* call) {
+    std::string data = image;
+    pybind::gil_scoped_release nogil;
+    return gpu_module_load(data, call);
+  });
+  m.def("gpu_module_function", &gpu_module_function);
+  m.def("gpu_module_unload", &gpu_module_unload);
+  m.def("gpu_launch", [](uint64_t fn, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned shared,
+                         uint64_t stream, const std::vector<pybind::bytes>& args, const char* call) {
+    std::vector<std::string> packed(args.begin(), args.end());
+    pybind::gil_scoped_release nogil;
+    gpu_launch(fn, grid.data(), block.data(), shared, stream, packed, call);
+  });
+  m.def("gpu_device_state_address", [] { return reinterpret_cast<uintptr_t>(gpu_device_state()); });
   m.def("bytes_free", &sym_bytes_free);
   m.def("capacity", &sym_capacity);
 }

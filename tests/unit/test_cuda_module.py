@@ -30,7 +30,7 @@ extern "C" __global__ void fill(float* x, int n) {
 
 @pytest.fixture(scope="module")
 def module():
-    return pcuda.Module(SOURCE, name="unit_cuda_module")
+    return pcuda.Module(SOURCE, name="unit_cuda_module", target="cpu")
 
 
 def test_scalar_arguments_reach_the_kernel_with_their_c_types(module):
@@ -58,7 +58,7 @@ def test_grid_stride_kernel_on_symmetric_and_local_arrays(module):
 
 
 def test_library_is_cached_and_private(module):
-    again = pcuda.Module(SOURCE, name="unit_cuda_module")
+    again = pcuda.Module(SOURCE, name="unit_cuda_module", target="cpu")
     assert again._path == module._path
     mode = stat.S_IMODE(os.stat(module._path.parent).st_mode)
     assert mode & 0o022 == 0, oct(mode)
@@ -69,7 +69,7 @@ def test_library_is_cached_and_private(module):
 def test_compile_error_carries_the_compiler_log():
     with pytest.raises(pyshmem.InvalidArgumentError, match=r"(?s)bad_kernel does not compile for the CPU build.*error"):
         pcuda.Module('#include <pyshmem/device.cuh>\nextern "C" __global__ void k() { pyshmem::nope(); }',
-                     name="bad_kernel")
+                     name="bad_kernel", target="cpu")
 
 
 @pytest.mark.parametrize("source, name, match", [

@@ -746,10 +746,20 @@ def test_bad_environment_variable(name, value, kind):
     assert lines[2] == "INITIALIZED False", out
 
 
-def test_cuda_backend_is_not_implemented():
-    proc = run_py("report(shmem.init)\n", env={"PYSHMEM_BACKEND": "cuda"})
-    assert proc.stdout.startswith("ShmemNotImplementedError|True|"), proc.stdout + proc.stderr
-    assert "PYSHMEM_BACKEND=cuda" in proc.stdout and "PYSHMEM_BACKEND=cpu" in proc.stdout
+def test_cuda_backend_without_a_gpu_says_how_to_run_on_the_cpu():
+    proc = run_py("report(shmem.init)\n", env={"PYSHMEM_BACKEND": "cuda",
+                                               "PYSHMEM_CUDA_DRIVER": "libcuda-missing-for-this-test.so"})
+    assert proc.stdout.startswith("ShmemOSError|True|"), proc.stdout + proc.stderr
+    assert "PYSHMEM_BACKEND=cuda but PE 0: cannot load the CUDA driver 'libcuda-missing-for-this-test.so'" \
+        in proc.stdout, proc.stdout
+    assert "use PYSHMEM_BACKEND=cpu" in proc.stdout, proc.stdout
+
+
+def test_auto_backend_without_a_gpu_runs_on_the_cpu():
+    proc = run_py("shmem.init()\nfrom pyshmem._lib import lib\nprint('DESC', lib.gpu_describe())\n",
+                  env={"PYSHMEM_CUDA_DRIVER": "libcuda-missing-for-this-test.so"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "DESC cpu (GPU heap not used: PE 0: cannot load the CUDA driver" in proc.stdout, proc.stdout
 
 
 def test_calls_after_finalize():

@@ -55,7 +55,7 @@ extern "C" __global__ void exchange(double* box, double* got, double scale) {
 """
 
 me, n = shmem.my_pe(), shmem.n_pes()
-mod = pcuda.Module(SOURCE, name="cpu_kernels_test")
+mod = pcuda.Module(SOURCE, name="cpu_kernels_test", target="cpu")
 
 out = np.full(4 * 3 * 2 * 2, -1, np.int32)
 pcuda.launch(mod.get_kernel("coords"), (3, 2, 2), (64, 2), out)

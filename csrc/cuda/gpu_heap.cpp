@@ -1,0 +1,344 @@
+// cuda/gpu_heap.cpp: the GPU symmetric heap over cuMem VMM (see cuda/gpu_heap.h).
+#include "cuda/gpu_heap.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "cuda/driver.h"
+#include "heap/allocator.h"
+#include "heap/heap.h"
+#include "host/host.h"
+
+namespace pyshmem {
+namespace {
+
+struct GpuHeap {
+  const cuda::Driver* d = nullptr;
+  int device = -1;
+  std::string device_name;
+  CUcontext ctx = nullptr;
+  CUdeviceptr reservation = 0;
+  size_t reservation_len = 0;
+  size_t stride = 0;  // bytes between slots (= segment size, a multiple of the granularity)
+  size_t size = 0;    // bytes of each PE's segment, system area included
+  CUdeviceptr my_base = 0;
+  std::vector<bool> mapped;  // per PE
+  std::unique_ptr<Allocator> alloc;
+  pyshmem_device_state state{};
+  bool active = false;
+};
+
+GpuHeap g;
+std::string g_why_not = "not initialised";  // why the GPU is not used (for describe)
+
+size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+}  // namespace
+
+// Makes the heap's context current on the calling thread (host API calls may come
+// from any thread). Also used by cuda/gpu_module.cpp.
+const cuda::Driver& gpu_use(const char* call) {
+  if (!g.active)
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, call,
+         "no GPU heap: the backend is cpu (" + g_why_not + "); set PYSHMEM_BACKEND=cuda on a machine with a GPU");
+  PYSHMEM_CU_CHECK(*g.d, call, cuCtxSetCurrent, g.ctx);
+  return *g.d;
+}
+
+namespace {
+
+// Can this PE use a GPU? Returns the driver or null with the reason.
+const cuda::Driver* probe(const State& s, std::string* why) {
+  const cuda::Driver* d = cuda::driver_load(s.config.CUDA_DRIVER, why);
+  if (!d) return nullptr;
+  int count = 0;
+  if (d->cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1) {
+    *why = "the CUDA driver sees no GPU";
+    return nullptr;
+  }
+  return d;
+}
+
+void pick_device(State& s) {
+  int count = 0;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGetCount, &count);
+  const int local_rank =
+      static_cast<int>(std::find(s.local_pes.begin(), s.local_pes.end(), s.pe) - s.local_pes.begin());
+  g.device = s.config.CUDA_DEVICE >= 0 ? static_cast<int>(s.config.CUDA_DEVICE) : local_rank % count;
+  if (g.device >= count)
+    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+         "PYSHMEM_CUDA_DEVICE=" + std::to_string(g.device) + " but this node has " + std::to_string(count) + " GPU(s)");
+  CUdevice dev = 0;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGet, &dev, g.device);
+  int vmm = 0, fd_handles = 0;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGetAttribute, &vmm,
+                   CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev);
+  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGetAttribute, &fd_handles,
+                   CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev);
+  if (!vmm || !fd_handles)
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init",
+         "GPU " + std::to_string(g.device) + " does not support CUDA virtual memory management with POSIX file "
+         "descriptor handles, which the GPU heap needs; use PYSHMEM_BACKEND=cpu");
+  char name[256] = {};
+  g.d->cuDeviceGetName(name, sizeof name - 1, dev);
+  g.device_name = name;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuDevicePrimaryCtxRetain, &g.ctx, dev);
+  PYSHMEM_CU_CHECK(*g.d, "init", cuCtxSetCurrent, g.ctx);
+}
+
+CUmemAllocationProp allocation_prop() {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = g.device;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return prop;
+}
+
+// Maps `handle` into PE p's slot, readable and writable by this PE's GPU.
+void map_slot(int p, CUmemGenericAllocationHandle handle) {
+  const CUdeviceptr at = g.reservation + static_cast<CUdeviceptr>(p) * g.stride;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemMap, at, g.size, 0, handle, 0);
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = g.device;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemSetAccess, at, g.size, &access, 1);
+  g.mapped[p] = true;
+}
+
+void fill_state(const State& s) {
+  // Per-peer flags live in this PE's system area, after the barrier counters, so GPU
+  // code can read them (pyshmem_device_state.peer_flags must be device-visible).
+  const size_t flags_off = round_up(sizeof(SysArea), 64);
+  if (flags_off + static_cast<size_t>(s.npes) > kSysAreaBytes)
+    fail(PYSHMEM_ERR_INVALID_ARG, "init", "too many PEs for the GPU heap's system area");
+  std::vector<uint8_t> flags(s.npes, 0);
+  for (int p = 0; p < s.npes; ++p) flags[p] = g.mapped[p] ? PYSHMEM_PEER_LOAD_STORE : 0;
+  const CUdeviceptr flags_at = g.my_base + flags_off;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemcpy, flags_at, reinterpret_cast<CUdeviceptr>(flags.data()), flags.size());
+  g.state = pyshmem_device_state{};
+  g.state.version = PYSHMEM_DEVICE_STATE_VERSION;
+  g.state.my_pe = s.pe;
+  g.state.n_pes = s.npes;
+  g.state.flags = s.config.DEBUG ? PYSHMEM_STATE_DEBUG : 0u;
+  g.state.heap_base = g.reservation;
+  g.state.heap_stride = g.stride;
+  g.state.heap_size = g.size;
+  g.state.user_offset = kSysAreaBytes;
+  g.state.peer_flags = reinterpret_cast<const uint8_t*>(flags_at);
+  g.state.proxy = nullptr;  // GPU kernels reach only load/store peers so far
+}
+
+void create(State& s, const std::string& token) {
+  pick_device(s);
+  const CUmemAllocationProp prop = allocation_prop();
+  size_t gran = 0;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemGetAllocationGranularity, &gran, &prop,
+                   CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+  g.size = round_up(kSysAreaBytes + s.config.CUDA_SYMMETRIC_SIZE, gran);
+  g.stride = g.size;
+  g.mapped.assign(s.npes, false);
+  CUmemGenericAllocationHandle mine = 0;
+  const CUresult r = g.d->cuMemCreate(&mine, g.size, &prop, 0);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    fail(PYSHMEM_ERR_NOMEM, "init",
+         "not enough GPU memory for a " + std::to_string(g.size) + "-byte GPU heap on GPU " +
+             std::to_string(g.device) + "; lower PYSHMEM_CUDA_SYMMETRIC_SIZE");
+  cuda::check(*g.d, r, "init", "cuMemCreate");
+  int fd = -1;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemExportToShareableHandle, &fd, mine, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  g.reservation_len = g.stride * static_cast<size_t>(s.npes);
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemAddressReserve, &g.reservation, g.reservation_len, gran, 0, 0);
+  map_slot(s.pe, mine);
+  g.d->cuMemRelease(mine);  // the mapping keeps the memory alive
+  g.my_base = g.reservation + static_cast<CUdeviceptr>(s.pe) * g.stride;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemsetD8, g.my_base, 0, kSysAreaBytes);
+  std::vector<int> fds = fd_exchange(s, fd, token, "gpu-heap");
+  ::close(fd);
+  for (int p = 0; p < s.npes; ++p) {
+    if (fds[p] < 0) continue;
+    CUmemGenericAllocationHandle h = 0;
+    const CUresult ri = g.d->cuMemImportFromShareableHandle(
+        &h, reinterpret_cast<void*>(static_cast<uintptr_t>(fds[p])), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    ::close(fds[p]);
+    cuda::check(*g.d, ri, "init", "cuMemImportFromShareableHandle");
+    map_slot(p, h);
+    g.d->cuMemRelease(h);
+  }
+  fill_state(s);
+  g.alloc = std::make_unique<Allocator>(kSysAreaBytes, g.size);
+  g.active = true;
+  log_debug("gpu heap: GPU %d (%s), %zu bytes per PE at 0x%llx", g.device, g.device_name.c_str(), g.size,
+            static_cast<unsigned long long>(g.reservation));
+}
+
+// Address of symmetric `sym` on PE pe, checked.
+CUdeviceptr peer_of(uint64_t sym, size_t nbytes, int pe, const char* call) {
+  require_pe(call, pe);
+  if (!gpu_is_symmetric(sym, nbytes))
+    fail(PYSHMEM_ERR_NOT_SYMMETRIC, call,
+         "the GPU target is not a symmetric GPU object (or the range runs past its end); use arrays from "
+         "pyshmem.cuda.empty/zeros");
+  if (!g.mapped[pe])
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, call,
+         "PE " + std::to_string(pe) + "'s GPU heap is on another node; GPU transfers between nodes need the UCX "
+         "transport, which is not built yet");
+  return static_cast<CUdeviceptr>(sym) + static_cast<CUdeviceptr>(static_cast<int64_t>(pe - state().pe) *
+                                                                   static_cast<int64_t>(g.stride));
+}
+
+void copy(const cuda::Driver& d, CUdeviceptr dst, CUdeviceptr src, size_t n, uint64_t stream, const char* call) {
+  if (n == 0) return;
+  if (stream) PYSHMEM_CU_CHECK(d, call, cuMemcpyAsync, dst, src, n, reinterpret_cast<CUstream>(stream));
+  else PYSHMEM_CU_CHECK(d, call, cuMemcpy, dst, src, n);
+}
+
+}  // namespace
+
+void gpu_heap_create(State& s, const std::string& token) {
+  const std::string& backend = s.config.BACKEND;
+  if (backend == "cpu") {
+    g_why_not = "PYSHMEM_BACKEND=cpu";
+    return;
+  }
+  std::string why;
+  g.d = probe(s, &why);
+  // Collective decision: the GPU heap exists on all PEs or on none.
+  const auto votes = s.boot->allgather(g.d ? std::string("1") : "0" + why);
+  int refusing = -1;
+  for (int p = 0; p < s.npes && refusing < 0; ++p)
+    if (votes[p][0] != '1') refusing = p;
+  if (refusing >= 0) {
+    g_why_not = "PE " + std::to_string(refusing) + ": " + votes[refusing].substr(1);
+    if (backend == "cuda") fail(PYSHMEM_ERR_SYSTEM, "init", "PYSHMEM_BACKEND=cuda but " + g_why_not);
+    log_debug("backend: cpu (%s)", g_why_not.c_str());
+    return;
+  }
+  create(s, token);
+}
+
+void gpu_heap_retire(State&) { g.active = false; }
+
+std::string gpu_probe() {
+  std::string why;
+  Config c = config_from_env();
+  const cuda::Driver* d = cuda::driver_load(c.CUDA_DRIVER, &why);
+  if (!d) return why;
+  int count = 0;
+  d->cuDeviceGetCount(&count);
+  std::string out = "CUDA driver " + std::to_string(d->version / 1000) + "." + std::to_string(d->version % 1000 / 10) +
+                    ", " + std::to_string(count) + " GPU(s)";
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev = 0;
+    char name[256] = {};
+    if (d->cuDeviceGet(&dev, i) == CUDA_SUCCESS) d->cuDeviceGetName(name, sizeof name - 1, dev);
+    out += std::string(i ? ", " : ": ") + name;
+  }
+  return out;
+}
+
+bool gpu_active() { return g.active; }
+
+std::string gpu_arch() {
+  if (!g.active) return "";
+  CUdevice dev = 0;
+  int major = 0, minor = 0;
+  PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGet, &dev, g.device);
+  PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+std::string gpu_describe() {
+  if (!g.active) return "cpu (GPU heap not used: " + g_why_not + ")";
+  return "cuda: GPU " + std::to_string(g.device) + " (" + g.device_name + "), driver " +
+         std::to_string(g.d->version / 1000) + "." + std::to_string(g.d->version % 1000 / 10) + ", GPU heap " +
+         std::to_string(g.size) + " bytes per PE";
+}
+
+uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
+  require_init(call);
+  const cuda::Driver& d = gpu_use(call);
+  State& s = state();
+  if (align && (align & (align - 1)))
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "alignment " + std::to_string(align) + " is not a power of two");
+  collective_check_args(s, call, "GPU allocation size/alignment (this PE: " + std::to_string(size) + " bytes)",
+                        std::to_string(size) + "/" + std::to_string(align));
+  size_t off = 0;
+  if (!g.alloc->allocate(size, align, &off))
+    fail(PYSHMEM_ERR_NOMEM, call,
+         "GPU symmetric heap exhausted: requested " + std::to_string(size) + " bytes, " +
+             std::to_string(g.alloc->bytes_free()) + " free of " + std::to_string(g.alloc->capacity()) +
+             ". Raise PYSHMEM_CUDA_SYMMETRIC_SIZE or free GPU arrays you no longer need");
+  const CUdeviceptr p = g.my_base + off;
+  if (clear && size) PYSHMEM_CU_CHECK(d, call, cuMemsetD8, p, 0, size);
+  sync_all(call);
+  return p;
+}
+
+void gpu_free(uint64_t addr, const char* call) {
+  require_init(call);
+  gpu_use(call);
+  State& s = state();
+  if (!gpu_is_symmetric(addr, 0) || g.alloc->size_of(addr - g.my_base) == 0)
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "the object is not a live symmetric GPU allocation (already freed, or a view into one)");
+  collective_check_args(s, call, "GPU object to free", std::to_string(addr - g.my_base));
+  barrier_all(call);
+  g.alloc->release(addr - g.my_base);
+}
+
+bool gpu_is_symmetric(uint64_t addr, size_t nbytes) {
+  if (!g.active) return false;
+  const uint64_t begin = g.my_base + kSysAreaBytes, end = g.my_base + g.size;
+  return addr >= begin && addr <= end && nbytes <= end - addr;
+}
+
+void gpu_heap_range(uint64_t* begin, uint64_t* end) {
+  *begin = g.active ? g.my_base + kSysAreaBytes : 0;
+  *end = g.active ? g.my_base + g.size : 0;
+}
+
+void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call) {
+  require_init(call);
+  const cuda::Driver& d = gpu_use(call);
+  copy(d, peer_of(sym, nbytes, pe, call), static_cast<CUdeviceptr>(local), nbytes, stream, call);
+}
+
+void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call) {
+  require_init(call);
+  const cuda::Driver& d = gpu_use(call);
+  copy(d, static_cast<CUdeviceptr>(local), peer_of(sym, nbytes, pe, call), nbytes, stream, call);
+}
+
+const pyshmem_device_state* gpu_device_state() { return g.active ? &g.state : nullptr; }
+
+void gpu_state_upload(uint64_t module, const char* call) {
+  require_init(call);
+  const cuda::Driver& d = gpu_use(call);
+  CUdeviceptr at = 0;
+  size_t bytes = 0;
+  const CUresult r = d.cuModuleGetGlobal(&at, &bytes, reinterpret_cast<CUmodule>(module), "pyshmem_d_state");
+  if (r == CUDA_ERROR_NOT_FOUND)
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "the module has no pyshmem_d_state: it does not include <pyshmem/device.cuh> (or defines "
+         "PYSHMEM_DEVICE_STATE_EXTERN in every file)");
+  cuda::check(d, r, call, "cuModuleGetGlobal");
+  if (bytes != sizeof(pyshmem_device_state))
+    fail(PYSHMEM_ERR_MISMATCH, call,
+         "the module's pyshmem_d_state is " + std::to_string(bytes) + " bytes, this runtime's is " +
+             std::to_string(sizeof(pyshmem_device_state)) + ": rebuild the module with this pyshmem's headers");
+  PYSHMEM_CU_CHECK(d, call, cuMemcpy, at, reinterpret_cast<CUdeviceptr>(&g.state), sizeof g.state);
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,79 @@
+// cuda/gpu_heap.h: the GPU symmetric heap of the CUDA backend.
+//
+// Each PE creates one cuMem (VMM) allocation on its GPU, exports it as a POSIX file
+// descriptor, passes it to the node's PEs over the same authenticated Unix-socket
+// exchange as the CPU heap, and maps every local PE's allocation into one reserved
+// virtual range: slot p = base + p * stride, so peer addresses are arithmetic, exactly
+// as on the CPU heap. The first 64 KiB of each slot is a system area (device barrier
+// counters, per-peer flags); symmetric GPU objects are allocated after it by the same
+// deterministic allocator as the CPU heap. Host-side symmetric arrays stay on the CPU
+// heap; the GPU heap is an addition, present when the backend is cuda.
+//
+// This header needs no CUDA headers: the rest of the core calls it in every build. In
+// builds without the CUDA headers, the functions report that the backend is not built.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "pyshmem/device_state.h"
+
+namespace pyshmem {
+
+struct State;
+
+// At init, collective: decides the backend (PYSHMEM_BACKEND: cpu, cuda, or auto = cuda
+// when every PE has a usable GPU) and, for cuda, creates and maps the GPU heap.
+// Throws for PYSHMEM_BACKEND=cuda when the GPU heap cannot be made (with the reason).
+void gpu_heap_create(State& s, const std::string& token);
+
+// At finalize: the GPU heap is no longer usable through pyshmem (mappings are
+// released with the process, like the CPU heap's own segment).
+void gpu_heap_retire(State& s);
+
+// True when this PE has a GPU heap (backend cuda).
+bool gpu_active();
+
+// One line about the backend's GPU side ("cuda: GPU 0 (NVIDIA H200), 1 GiB heap ...",
+// or why the GPU is not used). Valid before init too.
+std::string gpu_describe();
+
+// This PE's GPU architecture, e.g. "sm_90" ("" without a GPU heap).
+std::string gpu_arch();
+
+// What the CUDA driver offers here ("CUDA driver 13.0, 1 GPU(s): NVIDIA H200"), or why
+// it cannot be used. Loads the driver named by PYSHMEM_CUDA_DRIVER; no init needed.
+std::string gpu_probe();
+
+// Collective symmetric allocation in GPU memory; returns its device address (the same
+// offset on every PE). `clear` zeroes it. Throws NOMEM with the variable to raise.
+uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call);
+
+// Collective release of an object returned by gpu_malloc.
+void gpu_free(uint64_t addr, const char* call);
+
+// True when [addr, addr + nbytes) lies in this PE's GPU user heap.
+bool gpu_is_symmetric(uint64_t addr, size_t nbytes);
+
+// [begin, end) of this PE's GPU user heap (0, 0 when there is none).
+void gpu_heap_range(uint64_t* begin, uint64_t* end);
+
+// Host-initiated copies to/from PE pe's copy of the symmetric GPU object at `sym`
+// (an address in this PE's GPU heap). `local` may be any address CUDA can copy
+// (device or host memory; unified addressing). stream 0: returns when `local` may be
+// reused (put) or holds the data (get). Otherwise the copy is enqueued on that
+// CUstream and completes in stream order. Throws naming `call` for a non-symmetric
+// `sym`, a PE out of range, or a PE whose GPU heap is not mapped here.
+void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call);
+void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call);
+
+// The device state for GPU code (addresses in the GPU heap; peer flags in GPU memory).
+const pyshmem_device_state* gpu_device_state();
+
+// Copies the device state into `pyshmem_d_state` of a loaded CUmodule (handle as an
+// integer). Throws when the module has no such symbol (it does not include the
+// device API) or the backend is not cuda.
+void gpu_state_upload(uint64_t module, const char* call);
+
+}  // namespace pyshmem

@@ -1,0 +1,28 @@
+// cuda/gpu_module.h: loading and launching GPU code that uses the device API (cuda
+// backend). A module is loaded from a cubin/PTX/fatbin image, and this PE's device
+// state is copied into its `pyshmem_d_state` before anything in it runs.
+// No CUDA headers here: handles travel as integers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pyshmem {
+
+// Loads `image` (cubin, fatbin or PTX) into this PE's GPU context and uploads the
+// device state. Returns the CUmodule. Throws naming `call` (e.g. no pyshmem_d_state).
+uint64_t gpu_module_load(const std::string& image, const char* call);
+
+// The CUfunction `name` of a loaded module; throws INVALID_ARG when there is none.
+uint64_t gpu_module_function(uint64_t module, const std::string& name, const char* call);
+
+void gpu_module_unload(uint64_t module);
+
+// Launches `function` with the kernel arguments `args` (each the bytes of one
+// parameter, in order). stream 0: waits for the kernel to finish and reports its
+// error (a device-side trap included); otherwise enqueues it on that CUstream.
+void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
+                uint64_t stream, const std::vector<std::string>& args, const char* call);
+
+}  // namespace pyshmem

@@ -1,0 +1,42 @@
+// cuda/gpu_none.cpp: the GPU heap and module interfaces in builds without the CUDA headers
+// (<cuda.h> was not found at build time): the backend is always cpu.
+#include "core/error.h"
+#include "core/state.h"
+#include "cuda/gpu_heap.h"
+#include "cuda/gpu_module.h"
+
+namespace pyshmem {
+namespace {
+const char* kWhy = "pyshmem was built without the CUDA headers (install the CUDA toolkit and reinstall pyshmem)";
+
+[[noreturn]] void not_built(const char* call) {
+  fail(PYSHMEM_ERR_NOT_IMPLEMENTED, call, std::string("no GPU heap: ") + kWhy);
+}
+}  // namespace
+
+void gpu_heap_create(State& s, const std::string&) {
+  if (s.config.BACKEND == "cuda")
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init", std::string("PYSHMEM_BACKEND=cuda but ") + kWhy);
+}
+void gpu_heap_retire(State&) {}
+bool gpu_active() { return false; }
+std::string gpu_describe() { return std::string("cpu (") + kWhy + ")"; }
+std::string gpu_probe() { return kWhy; }
+std::string gpu_arch() { return ""; }
+uint64_t gpu_malloc(size_t, size_t, bool, const char* call) { not_built(call); }
+void gpu_free(uint64_t, const char* call) { not_built(call); }
+bool gpu_is_symmetric(uint64_t, size_t) { return false; }
+void gpu_heap_range(uint64_t* begin, uint64_t* end) { *begin = *end = 0; }
+void gpu_put(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }
+void gpu_get(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }
+const pyshmem_device_state* gpu_device_state() { return nullptr; }
+void gpu_state_upload(uint64_t, const char* call) { not_built(call); }
+uint64_t gpu_module_load(const std::string&, const char* call) { not_built(call); }
+uint64_t gpu_module_function(uint64_t, const std::string&, const char* call) { not_built(call); }
+void gpu_module_unload(uint64_t) {}
+void gpu_launch(uint64_t, const unsigned*, const unsigned*, unsigned, uint64_t, const std::vector<std::string>&,
+                const char* call) {
+  not_built(call);
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,210 @@
+"""Symmetric arrays in the GPU heap (cuda backend) and host-initiated GPU transfers.
+
+Public through :mod:`pyshmem.cuda`: ``empty``, ``zeros``, ``free``, ``put``, ``get``.
+A :class:`GpuArray` is a plain, C-contiguous device array that exports
+``__cuda_array_interface__``, so CuPy (``cupy.asarray(a)``), PyTorch
+(``torch.as_tensor(a, device="cuda")``) and Numba (``cuda.as_cuda_array(a)``) wrap it
+without a copy, and GPU kernels receive its device address.
+"""
+
+import numpy as np
+
+from pyshmem._lib import lib
+from pyshmem.errors import InvalidArgumentError
+
+
+class GpuArray:
+    """A C-contiguous array in this PE's GPU symmetric heap (or a view of one).
+
+    Attributes:
+        ptr: device address of the first element.
+        shape, dtype, size, nbytes, ndim: as for NumPy.
+    """
+
+    def __init__(self, ptr, shape, dtype, base=None):
+        self.ptr = int(ptr)
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.base = base  # the allocation this is a view of (None: this owns it)
+
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    ndim = property(lambda self: len(self.shape))
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "strides": None,
+                "version": 3, "stream": None}
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d GpuArray")
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        """Contiguous views only: an int or a step-1 slice on the first axis."""
+        if not self.shape:
+            raise IndexError("a 0-d GpuArray cannot be indexed")
+        row = self.nbytes // self.shape[0] if self.shape[0] else 0
+        if isinstance(key, (int, np.integer)):
+            i = int(key) + (self.shape[0] if key < 0 else 0)
+            if not 0 <= i < self.shape[0]:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {self.shape[0]}")
+            return GpuArray(self.ptr + i * row, self.shape[1:], self.dtype, self.base or self)
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.shape[0])
+            if step != 1:
+                raise IndexError("GpuArray views must be contiguous (slice step 1); use CuPy for strided views: "
+                                 "cupy.asarray(a)[...]")
+            n = max(0, stop - start)
+            return GpuArray(self.ptr + start * row, (n,) + self.shape[1:], self.dtype, self.base or self)
+        raise IndexError("GpuArray supports an int or a slice on the first axis; wrap it with CuPy, PyTorch or "
+                         "Numba for other indexing")
+
+    def copy_to_host(self):
+        """Returns a NumPy copy of this PE's data (synchronous)."""
+        out = np.empty(self.shape, self.dtype)
+        lib.gpu_get(out.ctypes.data, self.ptr, self.nbytes, lib.my_pe(), 0, "GpuArray.copy_to_host")
+        return out
+
+    def copy_from_host(self, array):
+        """Overwrites this PE's data with `array` (same number of bytes; synchronous)."""
+        src = np.ascontiguousarray(array, dtype=self.dtype)
+        if src.nbytes != self.nbytes:
+            raise ValueError(f"GpuArray.copy_from_host: {src.nbytes} bytes given for a {self.nbytes}-byte array")
+        lib.gpu_put(self.ptr, src.ctypes.data, self.nbytes, lib.my_pe(), 0, "GpuArray.copy_from_host")
+
+    def __repr__(self):
+        return f"<pyshmem.cuda.GpuArray shape={self.shape} dtype={self.dtype} ptr=0x{self.ptr:x}>"
+
+
+def empty(shape, dtype=float):
+    """Collective: a symmetric array in GPU memory (every PE, same shape and dtype).
+
+    Args:
+        shape: int or tuple of ints.
+        dtype: NumPy dtype.
+
+    Returns:
+        GpuArray: uninitialised.
+
+    Raises:
+        ShmemNotImplementedError: the backend is not cuda (no GPU heap), with the reason.
+        MemoryError: the GPU heap is full (raise PYSHMEM_CUDA_SYMMETRIC_SIZE).
+    """
+    return _alloc(shape, dtype, False, "cuda.empty")
+
+
+def zeros(shape, dtype=float):
+    """Collective: like :func:`empty`, filled with zeros."""
+    return _alloc(shape, dtype, True, "cuda.zeros")
+
+
+def _alloc(shape, dtype, clear, call):
+    from pyshmem.runtime import ensure_started
+
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if any(int(n) < 0 for n in shape):
+        raise InvalidArgumentError(f"pyshmem.{call}: negative dimension in shape {shape}")
+    dtype = np.dtype(dtype)
+    ensure_started(call)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return GpuArray(lib.gpu_malloc(nbytes, max(dtype.alignment, 64), clear, f"pyshmem.{call}"), shape, dtype)
+
+
+def free(array):
+    """Collective: releases a GpuArray made by empty/zeros (not a view)."""
+    if not isinstance(array, GpuArray) or array.base is not None:
+        raise InvalidArgumentError("pyshmem.cuda.free: pass the GpuArray returned by empty/zeros, not a view")
+    lib.gpu_free(array.ptr, "pyshmem.cuda.free")
+
+
+def _stream_handle(stream, call):
+    if stream is None:
+        return 0
+    if isinstance(stream, (int, np.integer)):
+        return int(stream)
+    if hasattr(stream, "__cuda_stream__"):  # cuda.core and the CUDA stream protocol
+        return int(stream.__cuda_stream__()[1])
+    for attr in ("cuda_stream", "ptr"):  # PyTorch, CuPy
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError(f"pyshmem.{call}: stream must be None, a CUstream handle (int), or a CUDA stream object "
+                    f"(cuda.core, CuPy, PyTorch), not {type(stream).__name__}")
+
+
+def _address(obj, call, role):
+    """(address, nbytes) of a contiguous device array or NumPy array."""
+    if isinstance(obj, GpuArray):
+        return obj.ptr, obj.nbytes
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        dt = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is not None and 0 not in shape and tuple(strides) != _c_strides(shape, dt.itemsize):
+            raise ValueError(f"pyshmem.{call}: {role} is not C-contiguous")
+        return int(cai["data"][0]), int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    if isinstance(obj, np.ndarray):
+        if not obj.flags.c_contiguous:
+            raise ValueError(f"pyshmem.{call}: {role} is not C-contiguous")
+        return obj.ctypes.data, obj.nbytes
+    raise TypeError(f"pyshmem.{call}: {role} must be a GPU array (__cuda_array_interface__) or a NumPy array, "
+                    f"not {type(obj).__name__}")
+
+
+def _c_strides(shape, itemsize):
+    strides, acc = [], itemsize
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return tuple(reversed(strides))
+
+
+def _operands(verb, sym_role, sym, local_role, local):
+    """(symmetric address, local address, nbytes) of a put/get, checked."""
+    if not isinstance(sym, GpuArray):
+        raise TypeError(f"pyshmem.cuda.{verb}: {sym_role} must be a symmetric GpuArray from pyshmem.cuda.empty/zeros")
+    address, nbytes = _address(local, f"cuda.{verb}", local_role)
+    if nbytes != sym.nbytes:
+        raise ValueError(f"pyshmem.cuda.{verb}: {local_role} has {nbytes} bytes, {sym_role} {sym.nbytes}")
+    return sym.ptr, address, nbytes
+
+
+def put(dest, source, pe, stream=None):
+    """Copies `source` into PE pe's copy of the symmetric GPU array `dest`.
+
+    Args:
+        dest: a GpuArray (or view) from pyshmem.cuda.empty/zeros.
+        source: a contiguous GPU array (any __cuda_array_interface__ object) or NumPy array
+            with the same number of bytes.
+        pe: target PE.
+        stream: None (returns when `source` may be reused) or a CUDA stream: the copy is
+            enqueued on it and completes in stream order.
+
+    Raises:
+        ValueError: sizes differ, non-contiguous arrays, PE out of range.
+        TypeError: unsupported array or stream type.
+    """
+    sym, local, nbytes = _operands("put", "dest", dest, "source", source)
+    lib.gpu_put(sym, local, nbytes, int(pe), _stream_handle(stream, "cuda.put"), "pyshmem.cuda.put")
+
+
+def get(dest, source, pe, stream=None):
+    """Copies PE pe's copy of the symmetric GPU array `source` into `dest`.
+
+    Args:
+        dest: a contiguous GPU array or NumPy array with as many bytes as `source`.
+        source: a GpuArray (or view) from pyshmem.cuda.empty/zeros.
+        pe: PE to read from.
+        stream: None (returns with the data in `dest`) or a CUDA stream (stream order).
+
+    Raises:
+        ValueError: sizes differ, non-contiguous arrays, PE out of range.
+        TypeError: unsupported array or stream type.
+    """
+    sym, local, nbytes = _operands("get", "source", source, "dest", dest)
+    lib.gpu_get(local, sym, nbytes, int(pe), _stream_handle(stream, "cuda.get"), "pyshmem.cuda.get")
+
+
+__all__ = ["GpuArray", "empty", "zeros", "free", "put", "get"]

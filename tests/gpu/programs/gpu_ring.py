@@ -1,0 +1,52 @@
+"""Several PEs sharing one GPU (or one GPU each) through the cuda backend: symmetric GPU
+arrays, a CUDA C++ kernel that sends a block to the right neighbour with
+put_signal_nbi_block and waits for the left one's, an all-to-all of p() from one
+thread per PE, and host put/get on a stream. Prints "OK pe=<k>" (tests/gpu)."""
+
+import numpy as np
+
+import pyshmem as shmem
+import pyshmem.cuda as pc
+from pyshmem._lib import lib
+
+SOURCE = r"""
+#include <pyshmem/device.cuh>
+extern "C" __global__ void ring(float* inbox, const float* outbox, unsigned long long n, uint64_t* sig, int laps) {
+  const int me = pyshmem::my_pe(), npes = pyshmem::n_pes();
+  for (int lap = 1; lap <= laps; ++lap) {
+    pyshmem::put_signal_nbi_block(inbox, outbox, n, sig, 1, PYSHMEM_SIGNAL_ADD, (me + 1) % npes);
+    if (threadIdx.x == 0) pyshmem::signal_wait_until(sig, PYSHMEM_CMP_GE, uint64_t(lap));
+    __syncthreads();
+    pyshmem::barrier_all_block();  // nobody overwrites an inbox before its owner is done
+  }
+}
+extern "C" __global__ void all_to_all(long long* slots) {
+  const int me = pyshmem::my_pe(), npes = pyshmem::n_pes();
+  for (int pe = threadIdx.x; pe < npes; pe += blockDim.x) pyshmem::p(&slots[me], (long long)(me * 10 + pe), pe);
+  pyshmem::quiet();
+}
+"""
+
+me, n = shmem.my_pe(), shmem.n_pes()
+assert lib.gpu_active(), lib.gpu_describe()
+N = 1 << 16
+inbox = pc.zeros(N, np.float32)
+outbox = pc.empty(N, np.float32)
+outbox.copy_from_host(np.arange(N, dtype=np.float32) + 1000 * me)
+sig = pc.zeros(1, np.uint64)
+slots = pc.zeros(n, np.int64)
+mod = pc.Module(SOURCE, name="gpu_ring")
+assert mod.target == "gpu"
+shmem.barrier_all()
+pc.launch(mod.get_kernel("ring"), 1, 256, inbox, outbox, np.uint64(N), sig, np.int32(3))
+left = (me - 1) % n
+assert np.array_equal(inbox.copy_to_host(), np.arange(N, dtype=np.float32) + 1000 * left)
+assert int(sig.copy_to_host()[0]) == 3
+pc.launch(mod.get_kernel("all_to_all"), 1, 64, slots)
+shmem.barrier_all()
+assert slots.copy_to_host().tolist() == [pe * 10 + me for pe in range(n)]
+host = np.zeros(N, np.float32)
+pc.get(host, inbox, (me + 1) % n, stream=0)
+assert np.array_equal(host, np.arange(N, dtype=np.float32) + 1000 * me)
+shmem.barrier_all()
+print(f"OK pe={me}")

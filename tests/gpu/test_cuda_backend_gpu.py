@@ -1,0 +1,23 @@
+"""The cuda backend on a real GPU, several PEs under the launcher (tests/gpu: skipped
+without a GPU; scripts/gpu_check.sh runs it)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from harness import gpu_available  # noqa: E402
+from conftest import assert_ok, run_pes  # noqa: E402
+
+AVAILABLE, WHY = gpu_available()
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a GPU: {WHY}")
+
+
+@pytest.mark.parametrize("npes", [1, 2, 4])
+def test_gpu_ring_and_all_to_all(npes):
+    proc = run_pes(HERE / "programs" / "gpu_ring.py", npes, timeout=180,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
+    assert_ok(proc, npes)

@@ -1,0 +1,90 @@
+"""The cuda backend's GPU heap under the launcher, against the fake CUDA driver
+(tests/cpp/fake_cuda_driver.cpp: "device memory" is host memory, no kernels).
+
+Checks allocation, put/get to every PE (whole arrays, row views, on a "stream"),
+collective free and reuse, and the error for each kind of bad input. Prints "OK pe=<k>".
+"""
+
+import numpy as np
+
+import pyshmem as shmem
+import pyshmem.cuda as pc
+from pyshmem._lib import lib
+
+me, n = shmem.my_pe(), shmem.n_pes()
+assert lib.gpu_active(), lib.gpu_describe()
+assert lib.gpu_describe().startswith("cuda: GPU 0 (Fake CUDA device (pyshmem tests))"), lib.gpu_describe()
+assert lib.gpu_arch() == "sm_90"
+
+
+def expect(exc_type, fragment, fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except exc_type as exc:
+        assert fragment in str(exc), f"{fragment!r} not in {exc}"
+        return
+    raise AssertionError(f"{fn.__name__} did not raise {exc_type.__name__}")
+
+
+a = pc.zeros((n, 8), np.int64)
+assert isinstance(a, pc.GpuArray) and a.shape == (n, 8) and a.nbytes == n * 64
+cai = a.__cuda_array_interface__
+assert cai["data"][0] == a.ptr and cai["typestr"] == "<i8" and cai["shape"] == (n, 8)
+assert np.array_equal(a.copy_to_host(), np.zeros((n, 8), np.int64))
+shmem.barrier_all()  # everyone checked the zeros before anyone writes
+
+# every PE writes its row into every PE's copy, then reads its right neighbour's copy
+row = np.arange(8, dtype=np.int64) + 100 * me
+for pe in range(n):
+    pc.put(a[me], row, pe, stream=0 if pe % 2 else None)
+shmem.barrier_all()
+want = np.arange(8)[None, :] + 100 * np.arange(n)[:, None]
+assert np.array_equal(a.copy_to_host(), want), a.copy_to_host()
+got = np.zeros((n, 8), np.int64)
+pc.get(got, a, (me + 1) % n)
+assert np.array_equal(got, want)
+one = np.zeros(8, np.int64)
+pc.get(one, a[-1], (me + 1) % n, stream=5)
+assert np.array_equal(one, want[-1])
+
+# GPU to GPU: a GpuArray (any __cuda_array_interface__ object) as the local side
+b = pc.empty(8, np.int64)
+b.copy_from_host(row)
+pc.put(a[me], b, (me + 1) % n)
+shmem.barrier_all()
+
+# free is collective; the next allocation of the same size gets the same offset
+ptr = b.ptr
+pc.free(b)
+c = pc.zeros(8, np.int64)
+assert c.ptr == ptr and np.array_equal(c.copy_to_host(), np.zeros(8, np.int64))
+shmem.barrier_all()
+
+# bad input: each a clear exception
+expect(ValueError, "source has 16 bytes, dest 64", pc.put, c, np.zeros(2, np.int64), 0)
+expect(ValueError, "PE 99 is out of range", pc.put, c, row, 99)
+expect(ValueError, "not a symmetric GPU object", pc.put, pc.GpuArray(c.ptr + (1 << 40), (8,), np.int64), row, 0)
+expect(TypeError, "stream must be None", pc.put, c, row, 0, stream="fast")
+expect(TypeError, "dest must be a symmetric GpuArray", pc.put, np.zeros(8), row, 0)
+expect(ValueError, "source is not C-contiguous", pc.put, c, np.zeros(16, np.int64)[::2], 0)
+expect(shmem.InvalidArgumentError, "not a view", pc.free, a[0])
+expect(MemoryError, "PYSHMEM_CUDA_SYMMETRIC_SIZE", pc.empty, 1 << 40, np.uint8)
+expect(IndexError, "contiguous", a.__getitem__, slice(0, n, 2))
+
+# GPU modules: NVRTC builds the cubin; the fake driver cannot load it, and says so
+try:
+    import cuda.core  # noqa: F401
+    have_nvrtc = True
+except ImportError:
+    have_nvrtc = False
+src = '#include <pyshmem/device.cuh>\nextern "C" __global__ void k(long long* x) { pyshmem::p(x, 1LL, 0); }\n'
+if have_nvrtc:
+    expect(shmem.ShmemOSError, "cuModuleLoadData failed", pc.Module, src, name="gpu_fake")
+expect(shmem.InvalidArgumentError, "target must be", pc.Module, src, target="tpu")
+cpu_mod = pc.Module(src, name="gpu_fake_cpu", target="cpu")
+assert cpu_mod.target == "cpu"
+
+shmem.barrier_all()
+pc.free(c)
+pc.free(a)
+print(f"OK pe={me}")

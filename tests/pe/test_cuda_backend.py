@@ -1,0 +1,94 @@
+"""The cuda backend's host side (GPU heap over cuMem VMM, fd exchange between PEs,
+copies, module loading, backend selection) under the real launcher, against a fake CUDA
+driver built from tests/cpp/fake_cuda_driver.cpp ("device memory" is memfd-backed host
+memory; it cannot run kernels). tests/gpu covers a real GPU."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, assert_ok, run_pes, shm_entries
+
+CUDA_INCLUDE = "/usr/local/cuda/include"
+
+
+@pytest.fixture(scope="module")
+def fake_driver(tmp_path_factory):
+    cxx = shutil.which("g++") or shutil.which("c++")
+    import os
+
+    include = next((p for p in [os.environ.get("CUDA_HOME", "") + "/include", CUDA_INCLUDE]
+                    if os.path.exists(os.path.join(p, "cuda.h"))), None)
+    if cxx is None or include is None:
+        pytest.skip("needs a C++ compiler and cuda.h (the CUDA toolkit headers)")
+    out = tmp_path_factory.mktemp("fakecuda") / "libfakecuda.so"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-I", include,
+                    str(REPO / "tests" / "cpp" / "fake_cuda_driver.cpp"), "-o", str(out)], check=True, timeout=300)
+    return str(out)
+
+
+def _env(driver, **extra):
+    env = {"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_DRIVER": driver, "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M",
+           "PYSHMEM_DEBUG": "0"}
+    env.update(extra)
+    return env
+
+
+def _lib_has_cuda_backend():
+    from pyshmem._lib import lib
+
+    return "built without the CUDA headers" not in lib.gpu_probe()
+
+
+@pytest.mark.parametrize("npes", [1, 2, 3])
+def test_gpu_heap_under_the_launcher(fake_driver, npes):
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    before = shm_entries()
+    proc = run_pes("gpu_heap_ops.py", npes, timeout=120, env=_env(fake_driver))
+    assert_ok(proc, npes)
+    assert shm_entries() == before
+
+
+def test_auto_backend_uses_the_gpu_when_every_pe_has_one(fake_driver):
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    code = "import pyshmem; pyshmem.init(); from pyshmem._lib import lib; print('DESC', lib.gpu_describe())"
+    prog = REPO / "tests" / "pe" / "programs"
+    for devices, want in (("1", "DESC cuda: GPU 0"), ("0", "DESC cpu (GPU heap not used: PE 0: the CUDA driver "
+                                                          "sees no GPU)")):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                              env={**_base_env(), **_env(fake_driver, PYSHMEM_BACKEND="auto",
+                                                         FAKE_CUDA_DEVICES=devices)}, cwd=str(prog))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert want in proc.stdout, proc.stdout
+
+
+def test_cuda_backend_failing_driver_is_a_clear_error(fake_driver):
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    code = "import pyshmem\ntry:\n    pyshmem.init()\nexcept OSError as e:\n    print('ERR', e)\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**_base_env(), **_env(fake_driver, FAKE_CUDA_INIT_ERROR="100")})
+    assert "ERR init on PE 0: PYSHMEM_BACKEND=cuda but PE 0: cuInit failed" in proc.stdout, proc.stdout + proc.stderr
+    assert "(CUDA error 100); use PYSHMEM_BACKEND=cpu" in proc.stdout, proc.stdout
+
+
+def test_info_reports_the_driver(fake_driver):
+    proc = subprocess.run([sys.executable, "-m", "pyshmem", "info"], capture_output=True, text=True, timeout=60,
+                          env={**_base_env(), "PYSHMEM_CUDA_DRIVER": fake_driver, "FAKE_CUDA_DEVICES": "2"},
+                          cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr
+    if _lib_has_cuda_backend():
+        assert ("cuda: CUDA driver 13.0, 2 GPU(s): Fake CUDA device (pyshmem tests), Fake CUDA device (pyshmem "
+                "tests)") in proc.stdout, proc.stdout
+
+
+def _base_env():
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSHMEM_") and not k.startswith("FAKE_CUDA")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
