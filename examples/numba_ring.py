@@ -4,14 +4,16 @@ Each PE's kernel puts its block to the right neighbour with put_signal_nbi (the 
 thread block shares the copy), and one thread waits with signal_wait_until for the
 block coming from the left, for several laps; the kernel checks what arrived.
 
-Shows: pyshmem.device in @cuda.jit kernels, device.array() to pass symmetric arrays
-to a launch without a copy, block-cooperative put_signal, signal waits.
+Shows: pyshmem.device in @cuda.jit kernels, device.zeros() for symmetric kernel arrays
+(no copies at launch), device.linkable() on a GPU, block-cooperative put_signal, signal
+waits.
 
 How to run (no GPU needed: the kernel runs in Numba's CUDA simulator against the CPU
 backend; needs `pip install 'pyshmem[numba]'`):
     shmemrun -n 4 --sim python examples/numba_ring.py
-This example turns the simulator on by itself when NUMBA_ENABLE_CUDASIM is unset,
-because pyshmem's GPU path for Numba is not built yet.
+This example turns the simulator on by itself when NUMBA_ENABLE_CUDASIM is unset. On
+GPUs (cuda backend), the same source runs as real kernels:
+    NUMBA_ENABLE_CUDASIM=0 shmemrun -n 2 python examples/numba_ring.py
 """
 
 import os
@@ -29,7 +31,6 @@ THREADS = 32
 LAPS = 3
 
 
-@cuda.jit
 def ring_step(inbox, outbox, sig, lap, errors):
     """One lap: send outbox to the right neighbour, wait for the left one's block."""
     i = cuda.threadIdx.x
@@ -47,16 +48,19 @@ def ring_step(inbox, outbox, sig, lap, errors):
 
 def main():
     me, n = pyshmem.my_pe(), pyshmem.n_pes()
-    inbox = pyshmem.zeros(THREADS, np.int64)
-    outbox = pyshmem.zeros(THREADS, np.int64)
-    sig = pyshmem.new_signal()
-    errors = pyshmem.zeros(1, np.int64)
+    # On a GPU the kernel links pyshmem's device library, whose setup callback gives
+    # the module this PE's device state; the simulator needs nothing.
+    kernel = cuda.jit(ring_step) if device.SIMULATOR else cuda.jit(link=[device.linkable()])(ring_step)
+    # device.zeros: symmetric GPU arrays on a GPU, symmetric host arrays in the simulator.
+    inbox = device.zeros(THREADS, np.int64)
+    outbox = device.zeros(THREADS, np.int64)
+    sig = device.zeros(1, np.uint64)
+    errors = device.zeros(1, np.int64)
     for lap in range(1, LAPS + 1):
-        ring_step[1, THREADS](device.array(inbox), device.array(outbox), device.array(sig), lap,
-                              device.array(errors))
+        kernel[1, THREADS](inbox, outbox, sig, lap, errors)
         pyshmem.barrier_all()  # nobody sends lap+1 before everyone checked lap
     total = pyshmem.zeros(1, np.int64)
-    pyshmem.atomic_add(total, int(errors[0]), 0)
+    pyshmem.atomic_add(total, int(errors.copy_to_host()[0]), 0)
     pyshmem.barrier_all()
     if me == 0:
         if total[0]:

@@ -208,3 +208,41 @@ def get(dest, source, pe, stream=None):
 
 
 __all__ = ["GpuArray", "empty", "zeros", "free", "put", "get"]
+
+
+def _dtype_of(x):
+    if isinstance(x, GpuArray):
+        return x.dtype
+    cai = getattr(x, "__cuda_array_interface__", None)
+    return np.dtype(cai["typestr"]) if cai is not None else np.asarray(x).dtype
+
+
+def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
+    """pyshmem.put/get/put_nbi/get_nbi when either array is a GPU array (called by the
+    compiled fast path): the symmetric side must be a pyshmem.cuda array; `size` counts
+    elements (default: as many as both hold); dtypes must match."""
+    from pyshmem.ctx import CTX_DEFAULT
+
+    if ctx is not None and ctx is not CTX_DEFAULT:
+        raise InvalidArgumentError(f"{call}: ctx must be None or CTX_DEFAULT for GPU arrays")
+    sym, local = (target, source) if kind == "put" else (source, target)
+    sym_role, local_role = ("target", "source") if kind == "put" else ("source", "target")
+    if not isinstance(sym, GpuArray):
+        raise TypeError(f"{call}: with GPU arrays, {sym_role} must be a symmetric GPU array from "
+                        f"pyshmem.cuda.empty/zeros (got {type(sym).__name__})")
+    if _dtype_of(local) != sym.dtype:
+        raise TypeError(f"{call}: target dtype {_dtype_of(target)} and source dtype {_dtype_of(source)} differ")
+    short = call.replace("pyshmem.", "")
+    address, nbytes = _address(local, short, local_role)
+    item = sym.dtype.itemsize
+    count = min(sym.size, nbytes // item) if size is None else int(size)
+    if count < 0 or count > sym.size or count * item > nbytes:
+        raise InvalidArgumentError(f"{call}: size={count} elements exceeds the "
+                                   f"{sym_role if count > sym.size else local_role}")
+    if kind == "put":
+        lib.gpu_put(sym.ptr, address, count * item, int(pe), _stream_handle(stream, short), call)
+    else:
+        lib.gpu_get(address, sym.ptr, count * item, int(pe), _stream_handle(stream, short), call)
+
+
+lib._set_gpu_rma(host_api_rma)

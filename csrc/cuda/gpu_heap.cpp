@@ -323,17 +323,19 @@ void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t strea
 
 const pyshmem_device_state* gpu_device_state() { return g.active ? &g.state : nullptr; }
 
-void gpu_state_upload(uint64_t module, const char* call) {
+void gpu_state_upload(uint64_t handle, bool is_library, const char* call) {
   require_init(call);
   const cuda::Driver& d = gpu_use(call);
   CUdeviceptr at = 0;
   size_t bytes = 0;
-  const CUresult r = d.cuModuleGetGlobal(&at, &bytes, reinterpret_cast<CUmodule>(module), "pyshmem_d_state");
+  const CUresult r = is_library
+                         ? d.cuLibraryGetGlobal(&at, &bytes, reinterpret_cast<CUlibrary>(handle), "pyshmem_d_state")
+                         : d.cuModuleGetGlobal(&at, &bytes, reinterpret_cast<CUmodule>(handle), "pyshmem_d_state");
   if (r == CUDA_ERROR_NOT_FOUND)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "the module has no pyshmem_d_state: it does not include <pyshmem/device.cuh> (or defines "
          "PYSHMEM_DEVICE_STATE_EXTERN in every file)");
-  cuda::check(d, r, call, "cuModuleGetGlobal");
+  cuda::check(d, r, call, is_library ? "cuLibraryGetGlobal" : "cuModuleGetGlobal");
   if (bytes != sizeof(pyshmem_device_state))
     fail(PYSHMEM_ERR_MISMATCH, call,
          "the module's pyshmem_d_state is " + std::to_string(bytes) + " bytes, this runtime's is " +

@@ -71,9 +71,10 @@ void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t strea
 // The device state for GPU code (addresses in the GPU heap; peer flags in GPU memory).
 const pyshmem_device_state* gpu_device_state();
 
-// Copies the device state into `pyshmem_d_state` of a loaded CUmodule (handle as an
-// integer). Throws when the module has no such symbol (it does not include the
+// Copies the device state into `pyshmem_d_state` of a loaded CUmodule, or of a
+// CUlibrary when is_library (cuda.core and Numba load code as libraries); the handle
+// as an integer. Throws when the code has no such symbol (it does not include the
 // device API) or the backend is not cuda.
-void gpu_state_upload(uint64_t module, const char* call);
+void gpu_state_upload(uint64_t handle, bool is_library, const char* call);
 
 }  // namespace pyshmem

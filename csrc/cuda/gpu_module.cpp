@@ -14,7 +14,7 @@ uint64_t gpu_module_load(const std::string& image, const char* call) {
   CUmodule mod = nullptr;
   PYSHMEM_CU_CHECK(d, call, cuModuleLoadData, &mod, image.data());
   try {
-    gpu_state_upload(reinterpret_cast<uint64_t>(mod), call);
+    gpu_state_upload(reinterpret_cast<uint64_t>(mod), false, call);
   } catch (...) {
     d.cuModuleUnload(mod);
     throw;

@@ -95,6 +95,8 @@ bool numpy_import() {
   return true;
 }
 
+bool is_ndarray(PyObject* obj) { return PyArray_API && PyArray_Check(obj); }
+
 namespace {
 
 // Reads a NumPy array's fields directly: a buffer-protocol export costs ~10x more and

@@ -47,6 +47,8 @@ struct Buffer {
 
 // Imports NumPy's C API (module init). Returns false with an exception set.
 bool numpy_import();
+// True for NumPy arrays (and subclasses, e.g. symmetric arrays).
+bool is_ndarray(PyObject* obj);
 
 // Gets a buffer from `obj` (NumPy arrays are read directly, other objects through the
 // buffer protocol). `writable`: the caller will write into it (read-only views

@@ -23,6 +23,7 @@ namespace pyshmem {
 namespace py {
 
 extern PyObject* g_default_ctx;
+extern PyObject* g_gpu_rma;  // python/rma_bind.cpp
 static PyObject* g_auto_init = nullptr;
 
 bool ensure_init(const char* call) {
@@ -75,6 +76,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_default_ctx", [](pybind::object ctx) {
     Py_XDECREF(py::g_default_ctx);
     py::g_default_ctx = ctx.inc_ref().ptr();
+  });
+  m.def("_set_gpu_rma", [](pybind::object fn) {
+    Py_XDECREF(py::g_gpu_rma);
+    py::g_gpu_rma = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   });
   m.def("_set_auto_init", [](pybind::object fn) {
     Py_XDECREF(py::g_auto_init);

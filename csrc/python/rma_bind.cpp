@@ -13,9 +13,38 @@
 
 namespace pyshmem {
 namespace py {
+
+// pyshmem._gpu_arrays.host_api_rma, set at import: put/get/put_nbi/get_nbi hand calls
+// with a GPU array on either side to it (the cuda backend's copies), so the NumPy fast
+// path costs one type check more and nothing else.
+PyObject* g_gpu_rma = nullptr;
+
 namespace {
 
 enum RmaKind { kPut, kGet };
+
+// A GPU array (CuPy, PyTorch, Numba, pyshmem.cuda.GpuArray) and not a NumPy array.
+bool is_gpu_array(PyObject* obj) {
+  if (is_ndarray(obj)) return false;
+  int has = PyObject_HasAttrString(obj, "__cuda_array_interface__");
+  return has > 0;
+}
+
+PyObject* gpu_rma(const char* call, RmaKind kind, PyObject* const* a) {
+  if (!g_gpu_rma)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays need pyshmem.cuda (import pyshmem.cuda)"), nullptr;
+  PyObject* argv[] = {PyUnicode_FromString(call), PyUnicode_FromString(kind == kPut ? "put" : "get"), a[0], a[1], a[2],
+                      a[3] ? a[3] : Py_None, a[4] ? a[4] : Py_None, a[5] ? a[5] : Py_None};
+  if (!argv[0] || !argv[1]) {
+    Py_XDECREF(argv[0]);
+    Py_XDECREF(argv[1]);
+    return nullptr;
+  }
+  PyObject* r = PyObject_Vectorcall(g_gpu_rma, argv, 8, nullptr);
+  Py_DECREF(argv[0]);
+  Py_DECREF(argv[1]);
+  return r;
+}
 
 Py_ssize_t ceil_div(Py_ssize_t a, Py_ssize_t b) { return (a + b - 1) / b; }
 
@@ -34,17 +63,23 @@ bool run_maybe_nogil(Py_ssize_t bytes, F&& f) {
 // Shared by every RMA entry point. `strided`: the call takes tst/sst.
 PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, PyObject* const* args, Py_ssize_t nargs,
               PyObject* kwnames) {
-  static const char* const plain[] = {"target", "source", "pe", "size", "ctx"};
+  static const char* const plain[] = {"target", "source", "pe", "size", "ctx", "stream"};
   static const char* const istr[] = {"target", "source", "pe", "tst", "sst", "size", "ctx"};
   static const char* const sig[] = {"target", "source", "pe", "signal", "value", "sigop", "size", "ctx"};
   PyObject* a[8];
   const char* const* names = with_signal ? sig : (strided ? istr : plain);
-  const int n = with_signal ? 8 : (strided ? 7 : 5);
+  const bool plain_call = !with_signal && !strided;
+  const int n = with_signal ? 8 : (strided ? 7 : 6);
   const int nreq = with_signal ? 6 : 3;
   if (!parse_args(call + 8, args, nargs, kwnames, names, n, nreq, a)) return nullptr;
   if (!ensure_init(call)) return nullptr;
-  PyObject* size_obj = a[n - 2];
-  PyObject* ctx = a[n - 1];
+  if (plain_call && (is_gpu_array(a[0]) || is_gpu_array(a[1]))) return gpu_rma(call, kind, a);
+  if (plain_call && a[5] && a[5] != Py_None)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 "stream= orders copies of GPU arrays on a CUDA stream; these are host (NumPy) arrays"),
+           nullptr;
+  PyObject* size_obj = a[plain_call ? 3 : n - 2];
+  PyObject* ctx = a[plain_call ? 4 : n - 1];
   Buffer t, s;
   int pe;
   Py_ssize_t size;
@@ -145,16 +180,17 @@ RMA_FN(put_signal_nbi, kPut, false, true)
 }  // namespace
 
 PyMethodDef kRmaMethods[] = {
-    DEF(put, "put(target, source, pe, size=None, ctx=None)\n--\n\n"
+    DEF(put, "put(target, source, pe, size=None, ctx=None, stream=None)\n--\n\n"
              "Copy `size` elements (default: as many as both hold) of local `source` into symmetric `target` on PE `pe`.\n\n"
              "Returns when `source` may be reused; the data is visible on `pe` after quiet() (or a barrier).\n"
+             "GPU arrays (cuda backend): `target` a pyshmem.cuda array; with stream= the copy is stream-ordered.\n"
              "Raises ValueError (PE out of range, target not symmetric, size too large, read-only target),\n"
              "TypeError (dtype mismatch)."),
-    DEF(get, "get(target, source, pe, size=None, ctx=None)\n--\n\n"
+    DEF(get, "get(target, source, pe, size=None, ctx=None, stream=None)\n--\n\n"
              "Copy `size` elements of symmetric `source` on PE `pe` into local `target`. Complete on return."),
-    DEF(put_nbi, "put_nbi(target, source, pe, size=None, ctx=None)\n--\n\n"
+    DEF(put_nbi, "put_nbi(target, source, pe, size=None, ctx=None, stream=None)\n--\n\n"
                  "Non-blocking put: `source` may be reused and the data is visible after quiet()."),
-    DEF(get_nbi, "get_nbi(target, source, pe, size=None, ctx=None)\n--\n\n"
+    DEF(get_nbi, "get_nbi(target, source, pe, size=None, ctx=None, stream=None)\n--\n\n"
                  "Non-blocking get: `target` holds the data after quiet()."),
     DEF(iput, "iput(target, source, pe, tst=1, sst=1, size=None, ctx=None)\n--\n\n"
               "Strided put: element i of `source` at stride `sst` goes to element i of `target` at stride `tst` on `pe`."),

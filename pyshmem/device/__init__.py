@@ -21,12 +21,16 @@ Under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, or ``shmemrun --sim`
 the functions run against the CPU backend with the same results as the host API
 (``sim.py``). Without the simulator they are Numba intrinsics calling extern "C"
 shims (``gpu.py``, ``_shims.py``): kernels compile to LTO-IR and ``device.link()``
-links them with the device library into a cubin, with no GPU needed. Launching on a
-GPU needs the CUDA backend, which is not built yet (``device.array`` says so).
+links them with the device library into a cubin, with no GPU needed. On a GPU (cuda
+backend), kernels link ``device.linkable()`` (``@cuda.jit(link=[device.linkable()])``),
+whose setup callback uploads the PE's device state when Numba loads the module.
+
+One idiom for both: make kernel arrays with ``device.zeros``/``device.empty`` (symmetric
+GPU arrays on a GPU, symmetric host arrays under the simulator, ready to pass to a
+launch) or wrap symmetric arrays with ``device.array``.
 """
 
 from pyshmem.device._table import OPS, all_names
-from pyshmem.errors import ShmemNotImplementedError
 
 try:
     from numba import config as _numba_config
@@ -44,19 +48,53 @@ if SIMULATOR:
     from pyshmem.device.sim import array  # noqa: F401
 else:
     from pyshmem.device.gpu import *  # noqa: F401,F403
-    from pyshmem.device.gpu import library, link  # noqa: F401
+    from pyshmem.device.gpu import library, link, linkable  # noqa: F401
 
-    __all__ += ["library", "link"]
+    __all__ += ["library", "link", "linkable"]
 
     def array(x):
-        """Pass a symmetric array to a GPU kernel launch.
+        """Pass a symmetric GPU array (``pyshmem.cuda.empty/zeros``) to a kernel launch.
+
+        Returns:
+            numba.cuda device array: a view of the same GPU memory (no copy).
 
         Raises:
-            ShmemNotImplementedError: symmetric GPU memory needs the CUDA backend, which
-                is not built yet; run kernels in the simulator (``shmemrun --sim``).
+            InvalidArgumentError: `x` is host memory (a NumPy symmetric array): GPU kernels
+                need GPU memory; use ``pyshmem.cuda.zeros`` or ``device.zeros``.
         """
-        raise ShmemNotImplementedError(
-            "pyshmem.device.array: symmetric GPU arrays need the CUDA backend, which is not built yet; kernels "
-            "compile and link (device.link) without it, and run under the Numba CUDA simulator "
-            "(NUMBA_ENABLE_CUDASIM=1 before importing numba, or shmemrun --sim)"
-        )
+        from numba import cuda
+
+        from pyshmem.errors import InvalidArgumentError
+
+        if not hasattr(x, "__cuda_array_interface__"):
+            raise InvalidArgumentError(
+                "pyshmem.device.array: this is host memory; GPU kernels need symmetric GPU arrays "
+                "(pyshmem.cuda.zeros / pyshmem.device.zeros), or run under the Numba CUDA simulator "
+                "(shmemrun --sim) to use host arrays")
+        return cuda.as_cuda_array(x)
+
+
+def empty(shape, dtype=float):
+    """Collective: a symmetric array ready to pass to a kernel (GPU memory on a GPU,
+    host memory under the simulator). See ``pyshmem.cuda.empty`` / ``pyshmem.empty``."""
+    if SIMULATOR:
+        import pyshmem
+
+        return array(pyshmem.empty(shape, dtype))
+    import pyshmem.cuda
+
+    return array(pyshmem.cuda.empty(shape, dtype))
+
+
+def zeros(shape, dtype=float):
+    """Collective: like :func:`empty`, filled with zeros."""
+    if SIMULATOR:
+        import pyshmem
+
+        return array(pyshmem.zeros(shape, dtype))
+    import pyshmem.cuda
+
+    return array(pyshmem.cuda.zeros(shape, dtype))
+
+
+__all__ += ["empty", "zeros"]

@@ -364,6 +364,44 @@ def library(arch="sm_90"):
     return _shims.library(arch)
 
 
+def _setup_module(object_code):
+    """numba-cuda calls this once per loaded module before the first launch: copy this
+    PE's device state into the module's pyshmem_d_state."""
+    from pyshmem._lib import lib
+
+    get_module = getattr(object_code, "get_module", None)
+    if get_module is not None:  # cuda.core >= 0.3: the CUmodule view of the library
+        lib.gpu_state_upload(int(get_module()), False, "pyshmem.device (Numba module setup)")
+    else:
+        lib.gpu_state_upload(int(object_code.handle), True, "pyshmem.device (Numba module setup)")
+
+
+def linkable(arch=None):
+    """The device library for ``@cuda.jit(link=[...])`` kernels run on a GPU.
+
+    Kernels that call ``pyshmem.device`` functions link this LTO-IR; numba-cuda then
+    calls pyshmem's setup callback when it loads the kernel's module, which uploads this
+    PE's device state (needs the cuda backend: ``pyshmem.cuda`` arrays are what such
+    kernels operate on)::
+
+        @cuda.jit(link=[pyshmem.device.linkable()])
+        def ring(inbox, outbox, sig): ...
+        ring[1, 128](cuda.as_cuda_array(inbox), cuda.as_cuda_array(outbox), cuda.as_cuda_array(sig))
+
+    Args:
+        arch: e.g. ``"sm_90"``; default: this PE's GPU (``"sm_90"`` without one).
+
+    Returns:
+        numba.cuda.LTOIR: the shims' LTO-IR with the setup callback attached.
+    """
+    from numba import cuda
+
+    from pyshmem._lib import lib
+
+    arch = arch or (lib.gpu_arch() if lib.gpu_active() else "sm_90")
+    return cuda.LTOIR(bytes(library(arch).code), name=f"pyshmem_device_{arch}.ltoir", setup_callback=_setup_module)
+
+
 def link(kernel, signature, arch="sm_90", output="cubin"):
     """Compile a Python kernel that uses pyshmem.device and link it into a cubin.
 
@@ -386,4 +424,4 @@ def link(kernel, signature, arch="sm_90", output="cubin"):
                   options=LinkerOptions(arch=arch, link_time_optimization=True, ptx=(output == "ptx"))).link(output)
 
 
-__all__ = list(FUNCTIONS) + ["library", "link"]
+__all__ = list(FUNCTIONS) + ["library", "link", "linkable"]

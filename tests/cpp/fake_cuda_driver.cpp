@@ -15,7 +15,7 @@
 // FAKE_CUDA_INIT_ERROR=N makes every cuInit return (CUresult)N.
 //
 // What it does not do: run kernels (cuModuleLoadData, cuModuleGetGlobal,
-// cuModuleGetFunction, cuLaunchKernel, cuModuleUnload return
+// cuLibraryGetGlobal, cuModuleGetFunction, cuLaunchKernel, cuModuleUnload return
 // CUDA_ERROR_NOT_SUPPORTED), model streams, events, peer access or real
 // device/host address separation. Only the base names listed in kTable below
 // are resolvable; the only exported symbol is cuGetProcAddress_v2.
@@ -456,6 +456,9 @@ CUresult fake_cuModuleGetFunction(CUfunction*, CUmodule, const char*) { return d
 CUresult fake_cuModuleGetGlobal(CUdeviceptr*, size_t*, CUmodule, const char*) {
   return done_if_init(kNoKernels);
 }
+CUresult fake_cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary, const char*) {
+  return done_if_init(kNoKernels);
+}
 CUresult fake_cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                              unsigned int, unsigned int, unsigned int, CUstream, void**, void**) {
   return done_if_init(kNoKernels);
@@ -489,7 +492,7 @@ const Symbol kTable[] = {
     FAKE_ENTRY(cuStreamDestroy), FAKE_ENTRY(cuStreamSynchronize),
     FAKE_ENTRY(cuPointerGetAttribute), FAKE_ENTRY(cuModuleLoadData),
     FAKE_ENTRY(cuModuleGetGlobal), FAKE_ENTRY(cuModuleGetFunction), FAKE_ENTRY(cuLaunchKernel),
-    FAKE_ENTRY(cuModuleUnload),
+    FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal),
 };
 
 #undef FAKE_ENTRY

@@ -21,3 +21,13 @@ def test_gpu_ring_and_all_to_all(npes):
     proc = run_pes(HERE / "programs" / "gpu_ring.py", npes, timeout=180,
                    env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
     assert_ok(proc, npes)
+
+
+@pytest.mark.parametrize("npes", [1, 2])
+def test_numba_ring_example_on_the_gpu(npes):
+    """examples/numba_ring.py as real Numba kernels: device.linkable() links the device
+    library and its setup callback uploads each PE's state."""
+    proc = run_pes(HERE.parent.parent / "examples" / "numba_ring.py", npes, timeout=240,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M", "NUMBA_ENABLE_CUDASIM": "0"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"around {npes} PEs from Numba kernels (GPU): OK" in proc.stdout, proc.stdout

@@ -184,6 +184,25 @@ def _resolve(dotted):
     return obj
 
 
+# pyshmem extensions: trailing optional parameters after shmem4py's own, so every
+# shmem4py call still works. put/get on GPU arrays take a CUDA stream (cuda backend).
+EXTENSIONS = {name: "stream=None" for name in ("put", "get", "put_nbi", "get_nbi")}
+
+
+def _with_extensions(name):
+    text = SIGNATURES[name]
+    if name not in EXTENSIONS:
+        return text
+    return text[:-1] + (", " if text != "()" else "") + EXTENSIONS[name] + ")"
+
+
+def test_extensions_are_trailing_optional_parameters():
+    for name in EXTENSIONS:
+        base, ext = _params(_expected(SIGNATURES[name])), _params(_expected(_with_extensions(name)))
+        assert ext[:len(base)] == base, name
+        assert all(default is not inspect.Parameter.empty for _, _, default in ext[len(base):]), name
+
+
 def _expected(text):
     ns = {"THREAD_MULTIPLE": shmem.THREAD_MULTIPLE}
     exec(f"def f{text}: pass", ns)  # noqa: S102 - our own constant strings
@@ -225,7 +244,8 @@ def test_every_signature_is_listed():
 def test_signature_matches_shmem4py(name):
     obj = _resolve(name)
     actual = inspect.signature(obj)
-    assert _params(actual) == _params(_expected(SIGNATURES[name])), f"{name}{actual} != {name}{SIGNATURES[name]}"
+    want = _with_extensions(name)
+    assert _params(actual) == _params(_expected(want)), f"{name}{actual} != {name}{want}"
 
 
 @pytest.mark.parametrize("name", KEYWORD_CALLS)
@@ -262,7 +282,7 @@ def test_text_signatures_of_compiled_functions():
     for name in ("put", "get", "iput", "put_signal", "wait_until", "fence", "quiet", "barrier_all", "set_lock"):
         fn = getattr(shmem, name)
         assert fn.__text_signature__ is not None, name
-        assert inspect.signature(fn) == _expected(SIGNATURES[name]), name
+        assert inspect.signature(fn) == _expected(_with_extensions(name)), name
         assert fn.__doc__ and not fn.__doc__.startswith(name + "("), f"{name}: signature left in the docstring"
 
 

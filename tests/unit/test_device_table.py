@@ -43,10 +43,14 @@ def test_gpu_path_implements_exactly_the_table():
             "assert not d.SIMULATOR\n"
             "assert set(gpu.FUNCTIONS) == set(_table.all_names()), set(gpu.FUNCTIONS) ^ set(_table.all_names())\n"
             "assert d.put is gpu.put and d.atomic_fetch_add is gpu.atomic_fetch_add\n"
-            "try:\n    d.array(None)\nexcept NotImplementedError as e:\n    print('NIE', e)\n")
+            "import numpy as np\n"
+            "try:\n    d.array(np.zeros(4))\nexcept ValueError as e:\n    print('HOST', e)\n"
+            "lto = d.linkable('sm_90')\n"
+            "print('LTO', type(lto).__name__, lto.name, lto.setup_callback is gpu._setup_module, len(lto.data) > 1000)\n")
     proc = _run(code, False)
     assert proc.returncode == 0, proc.stderr
-    assert "NIE pyshmem.device.array" in proc.stdout and "CUDA backend" in proc.stdout
+    assert "HOST pyshmem.device.array: this is host memory; GPU kernels need symmetric GPU arrays" in proc.stdout
+    assert "LTO LTOIR pyshmem_device_sm_90.ltoir True True" in proc.stdout, proc.stdout
 
 
 def test_device_calls_outside_a_kernel_act_as_one_thread():

@@ -47,6 +47,25 @@ one = np.zeros(8, np.int64)
 pc.get(one, a[-1], (me + 1) % n, stream=5)
 assert np.array_equal(one, want[-1])
 
+# the host API takes GPU arrays too (same routes), with shmem4py's size= and a stream=
+h = pc.zeros((n, 8), np.int64)
+shmem.barrier_all()
+for pe in range(n):
+    shmem.put(h[me], row, pe) if pe % 2 else shmem.put_nbi(h[me], row, pe, stream=7)
+shmem.barrier_all()
+assert np.array_equal(h.copy_to_host(), want)
+part = np.zeros(8, np.int64)
+shmem.get(part, h[(me + 1) % n], (me + 2) % n, size=3)
+assert part.tolist() == list(want[(me + 1) % n][:3]) + [0] * 5, part
+shmem.get_nbi(part, h[me], me)
+assert np.array_equal(part, row)
+expect(TypeError, "dtype int32 and source dtype int64 differ", shmem.get, np.zeros(8, np.int32), h[0], 0)
+expect(TypeError, "target must be a symmetric GPU array", shmem.put, np.zeros(8, np.int64), h[0], 0)
+expect(ValueError, "size=9 elements exceeds the target", shmem.put, h[0], np.zeros(16, np.int64), 0, size=9)
+expect(ValueError, "stream= orders copies of GPU arrays", shmem.put, shmem.zeros(2, np.int64), np.zeros(2, np.int64),
+       0, stream=1)
+shmem.barrier_all()
+
 # GPU to GPU: a GpuArray (any __cuda_array_interface__ object) as the local side
 b = pc.empty(8, np.int64)
 b.copy_from_host(row)
