@@ -41,6 +41,12 @@ class CMakeBuild(build_ext):
             args.append(f"-Dpybind11_DIR={pybind11.get_cmake_dir()}")
         except ImportError:
             pass
+        try:  # UCX headers from the libucx wheel (a build requirement)
+            import libucx
+
+            args.append(f"-DPYSHMEM_UCX_INCLUDE={Path(libucx.__file__).parent / 'include'}")
+        except ImportError:
+            pass
         try:
             import ninja  # noqa: F401
 

@@ -18,6 +18,11 @@ namespace pyshmem {
 using interrupt_hook_t = void (*)();
 extern interrupt_hook_t g_interrupt_hook;
 
+// Set while a transport needs this PE's help for remote operations to complete (UCX
+// over tcp applies incoming puts when the target progresses): every wait step calls it.
+using progress_hook_t = void (*)();
+extern progress_hook_t g_progress_hook;
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -47,6 +52,7 @@ class Backoff {
   // One unit of waiting; call between polls of the condition.
   void pause() {
     ++iter_;
+    if (progress_hook_t h = g_progress_hook) h();
     if (iter_ <= spin_iters_) {
       cpu_relax();
       return;

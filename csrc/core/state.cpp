@@ -11,6 +11,7 @@
 namespace pyshmem {
 
 interrupt_hook_t g_interrupt_hook = nullptr;
+progress_hook_t g_progress_hook = nullptr;
 volatile std::uint64_t* g_global_exit_word = nullptr;
 
 void global_exit_now(int status) {

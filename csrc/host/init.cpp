@@ -58,6 +58,7 @@ std::string local_node_id() {
 
 void find_nodes(State& s) {
   s.node_id = local_node_id();
+  if (s.config.REMOTE_ONLY) s.node_id += "#pe" + std::to_string(s.pe);  // every PE a node of its own
   auto ids = s.boot->allgather(s.node_id);
   std::vector<std::string> uniq;
   s.node_of_pe.assign(s.npes, 0);
@@ -95,6 +96,7 @@ void init() {
     heap_create(s);
     heap_attach_peers(s, token);
     transport_route_all(s);
+    transport_setup_all(s);     // collective (UCX: addresses and keys exchanged)
     gpu_heap_create(s, token);  // collective; a no-op for the cpu backend
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
@@ -118,6 +120,7 @@ void finalize() {
   proxy_stop(s);            // requests device code queued are complete before the barrier
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
   gpu_heap_retire(s);
+  transport_teardown_all(s);
   s.initialized = false;
   s.finalized = true;
   g_global_exit_word = nullptr;

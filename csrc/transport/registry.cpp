@@ -1,24 +1,12 @@
+// transport/registry.cpp: the table of transports, routing, collective setup.
 #include <cstring>
 
+#include "bootstrap/bootstrap.h"
 #include "core/error.h"
 #include "core/state.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
-namespace {
-
-// The inter-node transport has its row already so that routing and error messages are
-// final; its operations arrive with the UCX work (issue 4).
-bool ucx_available(std::string* why) {
-  *why = "the UCX transport is not built yet; PEs on other nodes cannot be reached";
-  return false;
-}
-bool ucx_can_reach(const State&, int) { return false; }
-
-const Transport kUcxTransport = {"ucx", kCapRma | kCapAmo, ucx_available, ucx_can_reach,
-                                 nullptr, nullptr, nullptr, nullptr, nullptr};
-
-}  // namespace
 
 const Transport* const kTransports[] = {&kShmTransport, &kUcxTransport, nullptr};
 
@@ -41,8 +29,37 @@ void transport_route_all(State& s) {
     if (!s.route[pe])
       fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init",
            "no transport reaches PE " + std::to_string(pe) + " (" + reasons +
-               "). Run all PEs on one node for now");
+               ")");
   }
+}
+
+namespace {
+std::vector<const Transport*> g_set_up;
+}
+
+void transport_setup_all(State& s) {
+  uint32_t used = 0;
+  int i = 0;
+  for (const Transport* const* t = kTransports; *t; ++t, ++i)
+    for (int p = 0; p < s.npes; ++p)
+      if (s.route[p] == *t) used |= 1u << i;
+  // Setups are collective: every PE runs those that any PE needs.
+  for (const std::string& other : s.boot->allgather(std::to_string(used))) used |= std::stoul(other);
+  i = 0;
+  for (const Transport* const* t = kTransports; *t; ++t, ++i) {
+    if (!(used & (1u << i)) || !(*t)->setup) continue;
+    std::string why;
+    if (!(*t)->available(&why))
+      fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init", std::string((*t)->name) + " is needed by other PEs but: " + why);
+    (*t)->setup(s);
+    g_set_up.push_back(*t);
+  }
+}
+
+void transport_teardown_all(State& s) {
+  for (const Transport* t : g_set_up)
+    if (t->teardown) t->teardown(s);
+  g_set_up.clear();
 }
 
 std::string transport_describe() {

@@ -49,6 +49,12 @@ struct Transport {
   void (*amo)(State& s, const AmoArgs& a);
   void (*fence)(State& s);
   void (*quiet)(State& s);
+  // Optional (may be null). setup: collective over all PEs, after routing, when any PE
+  // routes a peer through this transport. progress: lets remote operations targeting
+  // this PE advance (called from waits). teardown: at finalize, after the last barrier.
+  void (*setup)(State& s);
+  void (*progress)(State& s);
+  void (*teardown)(State& s);
 };
 
 // Registry in preference order; null-terminated.
@@ -58,9 +64,16 @@ extern const Transport* const kTransports[];
 // when some PE cannot be reached.
 void transport_route_all(State& s);
 
+// Collective: runs setup() of every transport some PE routes through (init).
+void transport_setup_all(State& s);
+
+// Runs teardown() of every transport that was set up (finalize).
+void transport_teardown_all(State& s);
+
 // Describes each registered transport ("shm: available", "ucx: not built ...").
 std::string transport_describe();
 
 extern const Transport kShmTransport;
+extern const Transport kUcxTransport;  // transport/ucx/ucx.cpp, or ucx_none.cpp without UCX headers
 
 }  // namespace pyshmem

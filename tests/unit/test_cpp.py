@@ -17,8 +17,16 @@ def cpp_build(tmp_path_factory):
     if cmake is None:
         pytest.skip("cmake is not on PATH")
     build = tmp_path_factory.mktemp("cpp-build")
+    extra = []
+    try:  # the UCX transport, as the pip build has it (setup.py passes the same)
+        import libucx
+
+        extra.append(f"-DPYSHMEM_UCX_INCLUDE={os.path.dirname(libucx.__file__)}/include")
+    except ImportError:
+        pass
     cfg = subprocess.run(
-        [cmake, str(REPO), "-DPYSHMEM_BUILD_PYTHON=OFF", "-DPYSHMEM_BUILD_TESTS=ON", "-DCMAKE_BUILD_TYPE=Release"],
+        [cmake, str(REPO), "-DPYSHMEM_BUILD_PYTHON=OFF", "-DPYSHMEM_BUILD_TESTS=ON", "-DCMAKE_BUILD_TYPE=Release",
+         *extra],
         cwd=build, capture_output=True, text=True, timeout=300,
     )
     assert cfg.returncode == 0, cfg.stdout + cfg.stderr
@@ -40,6 +48,14 @@ def test_c_api_program(cpp_build, npes):
     assert_ok(proc, npes)
 
 
+def _require_ucx():
+    from pyshmem._lib import lib
+
+    line = next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
+    if not line.endswith("available"):
+        pytest.skip(line)
+
+
 def _cccl_program(cpp_build, name):
     exe = cpp_build / name
     if not exe.exists():
@@ -48,20 +64,23 @@ def _cccl_program(cpp_build, name):
 
 
 @pytest.mark.parametrize("npes", [1, 2, 4])
-@pytest.mark.parametrize("path", ["direct", "proxy"])
+@pytest.mark.parametrize("path", ["direct", "proxy", "ucx"])
 def test_device_api_cpu_build(cpp_build, npes, path):
     """The device API compiled for the host, 4 threads per PE, under the launcher: by
-    direct loads/stores, and with every operation sent through the proxy FIFO and thread
-    (PYSHMEM_PROXY_ALL=1, the path to PEs on other nodes) with the same checks."""
+    direct loads/stores, with every operation sent through the proxy FIFO and thread
+    (PYSHMEM_PROXY_ALL=1) to the shared-memory transport, and with every peer remote
+    (PYSHMEM_REMOTE_ONLY=1): the proxy then drives UCX, the path to other nodes."""
     exe = _cccl_program(cpp_build, "device_api_host")
-    env = {"PYSHMEM_PROXY_ALL": "1" if path == "proxy" else "0"}
+    if path == "ucx":
+        _require_ucx()
+    env = {"PYSHMEM_PROXY_ALL": "1" if path == "proxy" else "0", "PYSHMEM_REMOTE_ONLY": "1" if path == "ucx" else "0"}
     proc = run_pes(str(exe), npes, timeout=120, env=env)
     assert_ok(proc, npes)
     for line in proc.stdout.splitlines():
         if " OK pe=" not in line:
             continue
         fields = dict(f.split("=") for f in line.split("OK ", 1)[1].split())
-        if path == "proxy":
+        if path == "proxy" or (path == "ucx" and npes > 1):
             assert fields["proxy"] == "yes" and int(fields["slots"]) > 1000, line
         else:
             assert fields["proxy"] == "no" and fields["slots"] == "0", line

@@ -31,7 +31,8 @@ void shm_quiet(State&) { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 }  // namespace
 
-const Transport kShmTransport = {"shm", kCapLoadStore | kCapRma | kCapAmo,
-                                 shm_available, shm_can_reach, shm_put, shm_get, shm_amo, shm_fence, shm_quiet};
+const Transport kShmTransport = {"shm",   kCapLoadStore | kCapRma | kCapAmo,
+                                 shm_available, shm_can_reach, shm_put, shm_get, shm_amo, shm_fence, shm_quiet,
+                                 nullptr, nullptr, nullptr};
 
 }  // namespace pyshmem

@@ -1,0 +1,258 @@
+// transport/ucx/ucx.cpp: PEs on other nodes through UCX's UCP RMA and AMO.
+//
+// One UCP context and worker per PE (thread mode MULTI: the host API and the proxy
+// thread both use it). At init this PE's whole heap segment is registered
+// (ucp_mem_map), and the worker address, packed rkey and segment base of every PE are
+// exchanged through the bootstrap; an endpoint and an unpacked rkey are kept per remote
+// PE. Symmetric addresses translate as on the load/store path: offset in my segment =
+// offset in theirs.
+//
+// Completion: put/get/amo wait for their UCP request (a put: the source may be reused;
+// remote visibility needs quiet = ucp_worker_flush_nbx). fence = ucp_worker_fence.
+// Transports such as tcp apply remote writes when the *target* progresses its worker,
+// so every pyshmem wait calls the progress hook (core/backoff.h), and the proxy thread,
+// which runs whenever a peer is remote, progresses while idle.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/backoff.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "transport/transport.h"
+#include "transport/ucx/ucp_lib.h"
+
+namespace pyshmem {
+namespace {
+
+struct Ucx {
+  const ucx::Ucp* u = nullptr;
+  ucp_context_h ctx = nullptr;
+  ucp_worker_h worker = nullptr;
+  ucp_mem_h memh = nullptr;
+  std::vector<ucp_ep_h> ep;         // per PE, null for PEs not reached by UCX
+  std::vector<ucp_rkey_h> rkey;     // per PE
+  std::vector<uint64_t> base;       // per PE: its segment's address in its own process
+};
+
+Ucx g;
+
+const ucx::Ucp& lib() { return *g.u; }
+
+[[noreturn]] void ucx_fail(const char* what, ucs_status_t st, int pe = -1) {
+  std::string msg = std::string("UCX: ") + what + " failed: " + lib().ucs_status_string(st);
+  if (pe >= 0) msg += " (PE " + std::to_string(pe) + ")";
+  throw Error(st == UCS_ERR_UNREACHABLE || st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_CONNECTION_RESET
+                  ? PYSHMEM_ERR_BOOTSTRAP
+                  : PYSHMEM_ERR_SYSTEM,
+              msg);
+}
+
+void check(const char* what, ucs_status_t st, int pe = -1) {
+  if (st != UCS_OK) ucx_fail(what, st, pe);
+}
+
+void progress_hook() {
+  if (g.worker) lib().ucp_worker_progress(g.worker);
+}
+
+// Waits for a UCP request (progressing the worker) and frees it.
+void wait(const char* what, ucs_status_ptr_t req, int pe) {
+  if (req == nullptr) return;  // completed in place
+  if (UCS_PTR_IS_ERR(req)) ucx_fail(what, UCS_PTR_STATUS(req), pe);
+  ucs_status_t st;
+  // Backs off like every wait (PEs may outnumber cores, and the peer must run to answer
+  // a get), progressing the worker each step. Uninterruptible: the proxy thread waits
+  // here too, and it must not run Python's signal check.
+  Backoff b(state().config.SPIN_ITERS, state().config.WAIT_SLEEP_MAX_US);
+  b.uninterruptible();
+  while ((st = lib().ucp_request_check_status(req)) == UCS_INPROGRESS) {
+    lib().ucp_worker_progress(g.worker);
+    b.pause();
+  }
+  lib().ucp_request_free(req);
+  check(what, st, pe);
+}
+
+uint64_t remote_addr(const State& s, const void* sym, int pe) {
+  return g.base[pe] + static_cast<uint64_t>(static_cast<const char*>(sym) - s.heap.my_base);
+}
+
+// ---- the table's operations ----
+
+bool ucx_available(std::string* why) {
+  const Config c = state().initialized ? state().config : config_from_env();
+  g.u = ucx::ucp_load(c.UCX_LIBRARY, c.UCX_PREFER_SYSTEM, why);
+  return g.u != nullptr;
+}
+
+bool ucx_can_reach(const State& s, int pe) { return s.node_of_pe[pe] != s.node_of_pe[s.pe]; }
+
+void ucx_setup(State& s) {
+  ucp_config_t* cfg = nullptr;
+  check("ucp_config_read", lib().ucp_config_read(nullptr, nullptr, &cfg));
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
+  params.mt_workers_shared = 1;
+  const ucs_status_t st = lib().ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, cfg, &g.ctx);
+  lib().ucp_config_release(cfg);
+  check("ucp_init", st);
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_MULTI;
+  check("ucp_worker_create", lib().ucp_worker_create(g.ctx, &wp, &g.worker));
+
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = s.heap.my_base;
+  mp.length = s.heap.size;
+  check("ucp_mem_map (registering the symmetric heap)", lib().ucp_mem_map(g.ctx, &mp, &g.memh));
+
+  // My card: [u64 heap base][u64 address length][address][rkey].
+  ucp_address_t* addr = nullptr;
+  size_t addr_len = 0;
+  check("ucp_worker_get_address", lib().ucp_worker_get_address(g.worker, &addr, &addr_len));
+  void* rkey_buf = nullptr;
+  size_t rkey_len = 0;
+  check("ucp_rkey_pack", lib().ucp_rkey_pack(g.ctx, g.memh, &rkey_buf, &rkey_len));
+  std::string card(16, '\0');
+  const uint64_t base = reinterpret_cast<uint64_t>(s.heap.my_base), alen = addr_len;
+  std::memcpy(&card[0], &base, 8);
+  std::memcpy(&card[8], &alen, 8);
+  card.append(reinterpret_cast<const char*>(addr), addr_len);
+  card.append(static_cast<const char*>(rkey_buf), rkey_len);
+  lib().ucp_worker_release_address(g.worker, addr);
+  lib().ucp_rkey_buffer_release(rkey_buf);
+
+  const std::vector<std::string> cards = s.boot->allgather(card);
+  g.ep.assign(s.npes, nullptr);
+  g.rkey.assign(s.npes, nullptr);
+  g.base.assign(s.npes, 0);
+  for (int p = 0; p < s.npes; ++p) {
+    if (s.route[p] != &kUcxTransport) continue;
+    const std::string& c = cards[p];
+    uint64_t pb = 0, pl = 0;
+    std::memcpy(&pb, &c[0], 8);
+    std::memcpy(&pl, &c[8], 8);
+    g.base[p] = pb;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep.address = reinterpret_cast<const ucp_address_t*>(&c[16]);
+    // err_mode NONE: shared-memory transports (and AMO over them) support no other mode
+    check("ucp_ep_create", lib().ucp_ep_create(g.worker, &ep, &g.ep[p]), p);
+    check("ucp_ep_rkey_unpack", lib().ucp_ep_rkey_unpack(g.ep[p], &c[16 + pl], &g.rkey[p]), p);
+  }
+  g_progress_hook = progress_hook;
+  log_debug("ucx: %s, heap registered, endpoints to %d PE(s)", lib().ucp_get_version_string(),
+            static_cast<int>(std::count_if(g.ep.begin(), g.ep.end(), [](ucp_ep_h e) { return e != nullptr; })));
+}
+
+void ucx_quiet(State&);
+
+void ucx_teardown(State& s) {
+  if (!g.worker) return;
+  try {
+    ucx_quiet(s);  // nothing of ours left in flight
+  } catch (const Error&) {
+  }
+  g_progress_hook = nullptr;
+  for (size_t p = 0; p < g.ep.size(); ++p) {
+    if (g.rkey[p]) lib().ucp_rkey_destroy(g.rkey[p]);
+    if (!g.ep[p]) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_EP_CLOSE_FLAG_FORCE;  // peers may be gone already; never wait on them
+    ucs_status_ptr_t r = lib().ucp_ep_close_nbx(g.ep[p], &prm);
+    if (r && !UCS_PTR_IS_ERR(r)) {
+      while (lib().ucp_request_check_status(r) == UCS_INPROGRESS) lib().ucp_worker_progress(g.worker);
+      lib().ucp_request_free(r);
+    }
+  }
+  if (g.memh) lib().ucp_mem_unmap(g.ctx, g.memh);
+  lib().ucp_worker_destroy(g.worker);
+  lib().ucp_cleanup(g.ctx);
+  const ucx::Ucp* u = g.u;
+  g = Ucx{};
+  g.u = u;
+}
+
+void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
+  ucp_request_param_t prm{};
+  wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm), pe);
+}
+
+void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
+  ucp_request_param_t prm{};
+  wait("get", lib().ucp_get_nbx(g.ep[pe], dest, n, remote_addr(s, src, pe), g.rkey[pe], &prm), pe);
+}
+
+void ucx_amo(State& s, const AmoArgs& a) {
+  const size_t size = PYSHMEM_DTYPE_SIZE(a.dtype);
+  if (size != 4 && size != 8)
+    throw Error(PYSHMEM_ERR_NOT_IMPLEMENTED,
+                "atomics on " + std::to_string(size) + "-byte elements of a PE on another node (PE " +
+                    std::to_string(a.pe) + ") are not supported: UCX atomics are 4 and 8 bytes wide");
+  const bool is_float = (a.dtype & 0xf0) == 0x20;
+  if (is_float && a.op != PYSHMEM_AMO_FETCH && a.op != PYSHMEM_AMO_SET && a.op != PYSHMEM_AMO_SWAP)
+    throw Error(PYSHMEM_ERR_TYPE,
+                "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); use an integer "
+                "array for add/inc/compare_swap/bitwise operations");
+  uint64_t operand = 0, reply = 0;
+  if (a.value) std::memcpy(&operand, a.value, size);
+  ucp_atomic_op_t op = UCP_ATOMIC_OP_ADD;
+  bool need_reply = a.fetch != nullptr;
+  switch (a.op) {
+    case PYSHMEM_AMO_FETCH: op = UCP_ATOMIC_OP_ADD; operand = 0; need_reply = true; break;
+    case PYSHMEM_AMO_SET: op = UCP_ATOMIC_OP_SWAP; need_reply = true; break;  // SWAP needs a reply buffer
+    case PYSHMEM_AMO_SWAP: op = UCP_ATOMIC_OP_SWAP; need_reply = true; break;
+    case PYSHMEM_AMO_COMPARE_SWAP:
+      op = UCP_ATOMIC_OP_CSWAP;  // buffer = compare value; reply = new value in, old value out
+      reply = operand;
+      operand = 0;
+      std::memcpy(&operand, a.cond, size);
+      need_reply = true;
+      break;
+    case PYSHMEM_AMO_ADD: op = UCP_ATOMIC_OP_ADD; break;
+    case PYSHMEM_AMO_INC: op = UCP_ATOMIC_OP_ADD; operand = 1; break;
+    case PYSHMEM_AMO_AND: op = UCP_ATOMIC_OP_AND; break;
+    case PYSHMEM_AMO_OR: op = UCP_ATOMIC_OP_OR; break;
+    case PYSHMEM_AMO_XOR: op = UCP_ATOMIC_OP_XOR; break;
+    default: throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(a.op));
+  }
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+  prm.datatype = ucp_dt_make_contig(size);
+  if (need_reply) {
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    prm.reply_buffer = &reply;
+  }
+  wait("atomic", lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, remote_addr(s, a.dest, a.pe), g.rkey[a.pe],
+                                         &prm),
+       a.pe);
+  if (a.fetch) std::memcpy(a.fetch, &reply, size);
+}
+
+void ucx_fence(State&) {
+  if (g.worker) check("ucp_worker_fence", lib().ucp_worker_fence(g.worker));
+}
+
+void ucx_quiet(State&) {
+  if (!g.worker) return;
+  ucp_request_param_t prm{};
+  wait("quiet (ucp_worker_flush_nbx)", lib().ucp_worker_flush_nbx(g.worker, &prm), -1);
+}
+
+void ucx_progress(State&) { progress_hook(); }
+
+}  // namespace
+
+const Transport kUcxTransport = {"ucx",        kCapRma | kCapAmo, ucx_available, ucx_can_reach, ucx_put,
+                                 ucx_get,      ucx_amo,           ucx_fence,     ucx_quiet,     ucx_setup,
+                                 ucx_progress, ucx_teardown};
+
+}  // namespace pyshmem

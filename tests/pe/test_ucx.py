@@ -1,0 +1,49 @@
+"""The UCX transport: the host-API programs of test_p2p.py, the device-API simulator
+programs and an example again, with PYSHMEM_REMOTE_ONLY=1 so that every peer is
+"remote" and all traffic between PEs goes through UCX (loopback here). The device API's
+CPU build over UCX (through the proxy) is in tests/unit/test_cpp.py."""
+
+import pytest
+
+from conftest import REPO, assert_ok, run_pes
+
+REMOTE = {"PYSHMEM_REMOTE_ONLY": "1"}
+
+
+def _ucx_line():
+    from pyshmem._lib import lib
+
+    return next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
+
+
+pytestmark = pytest.mark.skipif(not _ucx_line().endswith("available"), reason=_ucx_line())
+
+
+@pytest.mark.parametrize("npes", [2, 4])
+@pytest.mark.parametrize("program", ["rma_ops.py", "amo_ops.py", "signal_wait_ops.py", "lock_ops.py",
+                                     "memory_model.py"])
+def test_host_api_over_ucx(program, npes):
+    proc = run_pes(program, npes, timeout=120, env=REMOTE)
+    assert_ok(proc, npes)
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("npes", [2, 3])
+def test_example_over_ucx(npes):
+    proc = run_pes(REPO / "examples" / "halo_exchange.py", npes, "--cells", "31", "--steps", "40", "--sync", "signal",
+                   timeout=120, env=REMOTE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "bit-identical" in proc.stdout
+
+
+def test_transport_report_names_ucx():
+    """shmemrun -v / info show which transport reaches which PE (here: ucx for peers)."""
+    proc = run_pes("ucx_routes.py", 2, timeout=60, env=REMOTE)
+    assert_ok(proc, 2)
+
+
+def test_simulator_kernels_over_ucx():
+    """Numba simulator kernels on 2 PEs whose device calls reach each other through UCX."""
+    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+    proc = run_pes("sim_ops.py", 2, timeout=240, env=REMOTE, launcher_args=("--sim",))
+    assert_ok(proc, 2)
