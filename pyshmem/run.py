@@ -1,7 +1,8 @@
 """SPMD launcher for pyshmem: ``shmemrun -n N prog [args...]``.
 
-Starts N copies ("PEs") of one program on this host, wires them up for the
-pyshmem bootstrap, supervises them and folds their exits into one exit code.
+Starts N copies ("PEs") of one program on this host (or, with ``--hosts``, on
+several: see run_hosts.py), wires them up for the pyshmem bootstrap, supervises
+them and folds their exits into one exit code.
 Only the standard library is used, so the launcher works before (or without)
 the compiled ``pyshmem._C`` extension.
 
@@ -55,12 +56,32 @@ if __name__ == "__main__" and not __package__ and sys.path and os.path.abspath(
 import argparse
 import ctypes
 import secrets
-import select
 import signal
 import socket
 import subprocess
 import threading
 import time
+
+
+
+def _sibling(name: str):
+    """A module next to this file, also when run as a file (no package import, so the
+    launcher keeps working without the compiled extension)."""
+    if __package__:
+        import importlib
+
+        return importlib.import_module(f"{__package__}.{name}")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        f"_shmemrun_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+run_hosts = _sibling("run_hosts")
+_Signals = _sibling("run_signals").Signals
 
 __all__ = ["launch", "main"]
 
@@ -71,7 +92,6 @@ _CONTRACT_VARS = (
 )
 _TERM_GRACE_S = 1.0     # PE failure / timeout: SIGTERM, then SIGKILL after this
 _SIGNAL_GRACE_S = 2.0   # forwarded SIGINT/SIGTERM: SIGKILL after this
-_POLL_S = 0.02          # poll interval when SIGCHLD wake-ups are unavailable
 _MAX_WAIT_S = 0.5       # safety net even with SIGCHLD wake-ups
 _DRAIN_S = 3.0          # max wait for tagged output after all PEs exited
 _OUTPUT_LOCK = threading.Lock()
@@ -163,62 +183,6 @@ def _pump(pipe, prefix: bytes, stream) -> None:
         pipe.close()
 
 
-class _Signals:
-    """Queue SIGINT/SIGTERM and wake the supervisor on SIGCHLD.
-
-    Signal handlers can only be installed from the main thread; elsewhere
-    (e.g. ``launch`` called from a worker thread) this degrades to polling.
-    """
-
-    def __init__(self) -> None:
-        self.active = threading.current_thread() is threading.main_thread()
-        self.pending: list[int] = []
-        self._saved: dict[int, object] = {}
-        self._saved_wakeup = -1
-        self._rfd = self._wfd = -1
-
-    def __enter__(self) -> "_Signals":
-        if self.active:
-            self._rfd, self._wfd = os.pipe()
-            os.set_blocking(self._rfd, False)
-            os.set_blocking(self._wfd, False)
-            self._saved_wakeup = signal.set_wakeup_fd(
-                self._wfd, warn_on_full_buffer=False)
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
-                self._saved[sig] = signal.signal(sig, self._handler)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.active:
-            for sig, old in self._saved.items():
-                signal.signal(sig, old if old is not None else signal.SIG_DFL)
-            signal.set_wakeup_fd(self._saved_wakeup)
-            os.close(self._rfd)
-            os.close(self._wfd)
-
-    def _handler(self, signum, frame) -> None:
-        if signum != signal.SIGCHLD:  # SIGCHLD only needs to wake wait()
-            self.pending.append(signum)
-
-    def take(self) -> list[int]:
-        """Return and clear the signals received since the last call."""
-        # pop, don't clear: a handler may append meanwhile
-        return [self.pending.pop(0) for _ in range(len(self.pending))]
-
-    def wait(self, seconds: float) -> None:
-        """Sleep up to ``seconds``, returning early on any handled signal."""
-        if not self.active:
-            time.sleep(max(0.0, min(seconds, _POLL_S)))
-            return
-        ready, _, _ = select.select([self._rfd], [], [], max(0.0, seconds))
-        if ready:
-            try:
-                while os.read(self._rfd, 512):
-                    pass
-            except BlockingIOError:
-                pass
-
-
 class _Job:
     """The started PEs and the process-group signalling done on them."""
 
@@ -251,29 +215,41 @@ class _Job:
 
 
 def _start(job: _Job, argv: list[str], env: dict[str, str], listener,
-           tag_output: bool) -> None:
-    """Start every PE; raises OSError (after ending started PEs) on failure."""
+           tag_output: bool, hosts=None, rsh=None, exports=None) -> None:
+    """Start every PE; raises OSError (after ending started PEs) on failure.
+
+    With `hosts` (one host per PE), PEs on other hosts start through the `rsh`
+    template and read the job secret from their stdin (run_hosts.py)."""
     preexec = _pdeathsig_preexec()
     pipe = subprocess.PIPE if tag_output else None
     for pe in range(job.npes):
         pe_env = dict(env, PYSHMEM_PE=str(pe))
         pass_fds: tuple[int, ...] = ()
-        if pe == 0:
+        remote = hosts is not None and hosts[pe] not in run_hosts.LOCAL_HOSTS
+        pe_argv = argv
+        if remote:
+            pe_argv = run_hosts.remote_argv(rsh, hosts[pe], run_hosts.forwarded_env(pe_env, exports or {}),
+                                            argv)
+            pe_env.pop("PYSHMEM_JOB_SECRET")
+        elif pe == 0 and listener is not None:
             pe_env["PYSHMEM_BOOTSTRAP_FD"] = str(listener.fileno())
             pass_fds = (listener.fileno(),)
         try:
             proc = subprocess.Popen(
-                argv, env=pe_env, pass_fds=pass_fds, start_new_session=True,
+                pe_argv, env=pe_env, pass_fds=pass_fds, start_new_session=True,
                 preexec_fn=preexec, stdout=pipe, stderr=pipe,
-                # stdin goes to PE 0 only, like mpirun
-                stdin=None if pe == 0 else subprocess.DEVNULL)
+                # stdin goes to PE 0 only, like mpirun; remote PEs get the secret on it
+                stdin=subprocess.PIPE if remote else (None if pe == 0 else subprocess.DEVNULL))
+            if remote:
+                proc.stdin.write((env["PYSHMEM_JOB_SECRET"] + "\n").encode())
+                proc.stdin.close()
         except OSError:
             job.signal_all(signal.SIGKILL)
             for proc in job.procs:
                 proc.communicate()  # reap, and close any output pipes
             raise
         finally:
-            if pe == 0:
+            if pe == 0 and listener is not None:
                 listener.close()  # PE 0 owns the rendezvous socket now
         job.procs.append(proc)
         job.live.add(pe)
@@ -344,7 +320,7 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None) -> int:
 
 
 def launch(argv_list, npes, *, tag_output=False, timeout=None,
-           bind="127.0.0.1", env=None, verbose=False) -> int:
+           bind="127.0.0.1", env=None, verbose=False, hosts=None, rsh=None) -> int:
     """Run ``npes`` copies of a program as one pyshmem job and wait for it.
 
     Args:
@@ -360,6 +336,9 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
         bind: IPv4 address for the bootstrap listening socket.
         env: extra environment variables for every PE.
         verbose: print progress messages on stderr.
+        hosts: ``"h1:4,h2:4"``: place PEs on these hosts in order (run_hosts.py);
+            ``bind`` must then be an address of the first PE's host.
+        rsh: remote-start template for PEs not on localhost (default: ssh).
 
     Returns:
         The job's exit code (see the module docstring).
@@ -378,7 +357,11 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
         argv = [sys.executable] + argv
     base_env = {k: v for k, v in os.environ.items() if k not in _CONTRACT_VARS}
     base_env.update({str(k): str(v) for k, v in (env or {}).items()})
-    listener, addr = _open_listener(bind, npes)
+    placed = run_hosts.placement(hosts, npes) if hosts else None
+    if placed:  # PE 0 may be elsewhere: it listens itself, on an address of its host
+        listener, addr = None, f"{bind}:{run_hosts.rendezvous_port()}"
+    else:
+        listener, addr = _open_listener(bind, npes)
     base_env.update(
         PYSHMEM_NPES=str(npes), PYSHMEM_BOOTSTRAP_ADDR=addr,
         PYSHMEM_JOB_SECRET=secrets.token_hex(32),
@@ -390,9 +373,10 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
     readers: list[threading.Thread] = []
     with _Signals() as sigs:
         try:
-            _start(job, argv, base_env, listener, tag_output)
+            _start(job, argv, base_env, listener, tag_output, placed, rsh or run_hosts.DEFAULT_RSH, env)
         finally:
-            listener.close()  # no-op if PE 0 started (already closed)
+            if listener is not None:
+                listener.close()  # no-op if PE 0 started (already closed)
         if tag_output:  # readers start after all forks (preexec_fn + threads)
             for pe, proc in enumerate(job.procs):
                 prefix = f"[pe {pe}] ".encode()
@@ -439,6 +423,11 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="end the job after S seconds (exit code 124)")
     parser.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
                         help="IPv4 address of the bootstrap socket")
+    parser.add_argument("--hosts", metavar="H1:N1,H2:N2",
+                        help="place PEs on hosts in order; needs --bind = an address of the first host")
+    parser.add_argument("--rsh", metavar="TEMPLATE", default=None,
+                        help="remote start for --hosts: {host} and optionally {cmd} "
+                             "(default: 'ssh -o BatchMode=yes {host} {cmd}'; e.g. 'ip netns exec {host}')")
     parser.add_argument("-x", dest="exports", action="append", default=[],
                         metavar="NAME=VALUE",
                         help="set an environment variable in every PE "
@@ -480,9 +469,16 @@ def main(argv=None) -> int:
     if args.sim:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     try:
-        return launch([args.prog] + args.args, args.npes,
+        npes = args.npes
+        if args.hosts and "-n" not in (argv if argv is not None else sys.argv[1:]) and \
+                "--npes" not in (argv if argv is not None else sys.argv[1:]):
+            npes = sum(n for _, n in run_hosts.parse_hosts(args.hosts))  # -n defaults to all slots
+        return launch([args.prog] + args.args, npes,
                       tag_output=args.tag_output, timeout=args.timeout,
-                      bind=args.bind, env=env, verbose=args.verbose)
+                      bind=args.bind, env=env, verbose=args.verbose, hosts=args.hosts, rsh=args.rsh)
+    except ValueError as exc:
+        _say(f"error: {exc}")
+        return 2
     except (FileNotFoundError, PermissionError) as exc:  # shell conventions
         _say(f"cannot start {args.prog!r}: {exc.strerror}")
         return 127 if isinstance(exc, FileNotFoundError) else 126

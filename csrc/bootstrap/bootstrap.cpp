@@ -16,7 +16,9 @@ class SingleBootstrap final : public Bootstrap {
 
 }  // namespace
 
-std::unique_ptr<Bootstrap> bootstrap_create(const Config& config) {
+std::unique_ptr<Bootstrap> bootstrap_create(const Config& launcher_config) {
+  Config config = launcher_config;
+  adopt_launcher_env(&config);  // srun, mpirun, Hydra, torchrun
   if (config.NPES < 1)
     fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_NPES=" + std::to_string(config.NPES) + " must be >= 1");
   if (config.PE < 0 || config.PE >= config.NPES)

@@ -34,4 +34,10 @@ std::unique_ptr<Bootstrap> bootstrap_create(const Config& config);
 
 std::unique_ptr<Bootstrap> bootstrap_tcp_create(const Config& config);
 
+// When PYSHMEM_PE/PYSHMEM_NPES are unset, takes rank and size from the environment of
+// srun, mpirun/oshrun, Hydra/PMI or torchrun (bootstrap/launcher_env.cpp). Throws
+// BOOTSTRAP with what to set when such a launcher started more than one PE without
+// PYSHMEM_BOOTSTRAP_ADDR or PYSHMEM_JOB_SECRET.
+void adopt_launcher_env(Config* c);
+
 }  // namespace pyshmem

@@ -1,0 +1,119 @@
+"""shmemrun --hosts across two "hosts": network namespaces joined by a veth pair.
+
+Needs root and `ip netns` (CI machines have both); skipped with the reason otherwise.
+PEs on one namespace share memory; between namespaces pyshmem sees different nodes and
+goes through UCX. The namespaces are removed even when the test fails.
+"""
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PROGRAMS, REPO
+
+NET_DEV = "pshveth0"
+
+
+def _ip(*args, check=True):
+    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=check)
+
+
+@pytest.fixture
+def two_hosts():
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("needs root and iproute2 (ip netns) to make two network namespaces")
+    tag = secrets.token_hex(3)
+    a, b = f"pshA{tag}", f"pshB{tag}"
+    subnet = f"10.{100 + secrets.randbelow(100)}.{secrets.randbelow(250)}"
+    made = []
+    try:
+        for ns in (a, b):
+            if _ip("netns", "add", ns, check=False).returncode != 0:
+                pytest.skip("ip netns add is not permitted here")
+            made.append(ns)
+            _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("link", "add", f"v{tag}a", "netns", a, "type", "veth", "peer", "name", f"v{tag}b", "netns", b)
+        for ns, dev, host in ((a, f"v{tag}a", 1), (b, f"v{tag}b", 2)):
+            # the same name on both "hosts", so one UCX_NET_DEVICES serves every PE
+            _ip("-n", ns, "link", "set", dev, "name", NET_DEV)
+            _ip("-n", ns, "addr", "add", f"{subnet}.{host}/24", "dev", NET_DEV)
+            _ip("-n", ns, "link", "set", NET_DEV, "up")
+        deadline = time.monotonic() + 10  # UCX lists only interfaces that are up and running
+        while not all("state UP" in _ip("-n", ns, "link", "show", NET_DEV).stdout for ns in (a, b)):
+            if time.monotonic() > deadline:
+                pytest.fail("the veth pair did not come up")
+            time.sleep(0.05)
+        yield {"hosts": (a, b), "bind": f"{subnet}.1"}
+    finally:
+        for ns in made:  # deleting a namespace also removes its end of the veth pair
+            _ip("netns", "del", ns, check=False)
+
+
+def _ucx_ok():
+    from pyshmem._lib import lib
+
+    line = next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
+    return line.endswith("available"), line
+
+
+@pytest.mark.parametrize("per_host", [1, 2])
+def test_put_get_atomics_signals_barrier_across_two_hosts(two_hosts, per_host):
+    ok, why = _ucx_ok()
+    if not ok:
+        pytest.skip(why)
+    a, b = two_hosts["hosts"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
+               TEST_PES_PER_HOST=str(per_host), UCX_TLS="tcp,self", UCX_NET_DEVICES=NET_DEV,
+               UCX_WARN_UNUSED_ENV_VARS="n")
+    cmd = [sys.executable, "-m", "pyshmem.run", "--hosts", f"{a}:{per_host},{b}:{per_host}",
+           "--rsh", "ip netns exec {host}", "--bind", two_hosts["bind"], "--timeout", "90", "--tag-output",
+           "-x", "TEST_PES_PER_HOST", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES", sys.executable, str(PROGRAMS / "multihost_ops.py")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=str(REPO))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    n = 2 * per_host
+    for pe in range(n):
+        assert f"[pe {pe}] OK pe={pe} host={pe // per_host}" in proc.stdout, out
+
+
+def test_hosts_spec_errors():
+    from pyshmem import run_hosts
+
+    assert run_hosts.placement("a:2,b", 3) == ["a", "a", "b"]
+    with pytest.raises(ValueError, match="only 3 slot"):
+        run_hosts.placement("a:2,b", 4)
+    with pytest.raises(ValueError, match="HOST:SLOTS with SLOTS >= 1"):
+        run_hosts.parse_hosts("a:0")
+    with pytest.raises(ValueError, match="must contain {host}"):
+        run_hosts.remote_argv("ssh", "a", {}, ["prog"])
+    argv = run_hosts.remote_argv("ssh -o BatchMode=yes {host} {cmd}", "h1", {"PYSHMEM_PE": "3"}, ["python", "x y"])
+    assert argv[:3] == ["ssh", "-o", "BatchMode=yes"] and argv[3] == "h1" and len(argv) == 5
+    assert "read -r PYSHMEM_JOB_SECRET" in argv[4] and "PYSHMEM_PE=3" in argv[4] and "'x y'" in argv[4]
+    netns = run_hosts.remote_argv("ip netns exec {host}", "ns1", {}, ["prog"])
+    assert netns[:4] == ["ip", "netns", "exec", "ns1"] and netns[4:6] == ["sh", "-c"]
+    assert not any("SECRET=" in a for a in argv + netns)  # the secret goes through stdin only
+
+
+def test_pe_killed_on_the_other_host_ends_the_job(two_hosts):
+    ok, why = _ucx_ok()
+    if not ok:
+        pytest.skip(why)
+    a, b = two_hosts["hosts"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
+               UCX_TLS="tcp,self", UCX_NET_DEVICES=NET_DEV, UCX_WARN_UNUSED_ENV_VARS="n")
+    cmd = [sys.executable, "-m", "pyshmem.run", "--hosts", f"{a}:2,{b}:2", "--rsh", "ip netns exec {host}",
+           "--bind", two_hosts["bind"], "--timeout", "60", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES",
+           sys.executable, str(PROGRAMS / "multihost_kill.py")]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=env, cwd=str(REPO))
+    took = time.monotonic() - start
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 128 + 9, out
+    assert "PE 3 was killed by signal SIGKILL" in proc.stderr, out
+    assert "UNEXPECTED" not in out
+    assert took < 30, f"the job took {took:.1f} s to end"
