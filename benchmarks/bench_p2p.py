@@ -6,7 +6,7 @@ Prints, from PE 0, medians over repeated batches:
   - 8-byte put + quiet latency, from Python (what a Python user pays per small put);
   - ping-pong one-way latency: PE 0 puts a counter into PE 1's flag and waits for PE 1
     to put it back (put + wait_until), one-way = round trip / 2;
-  - barrier_all latency;
+  - barrier_all latency; atomic_fetch_add latency (PE 0 to PE 1);
   - put bandwidth for 1 KiB, 64 KiB, 1 MiB, 4 MiB: a window of 64 put_nbi then quiet,
     next to a single-thread NumPy copy (np.copyto) of the same size in the same run.
 Figures include the Python call overhead. Timings are medians of batch means; the
@@ -124,6 +124,23 @@ def bandwidth(me, size, batches):
     return out
 
 
+def atomic_latency(me, iters, batches):
+    """fetch_add of an int64 on the other PE, from PE 0 (PE 1 only answers, if its
+    transport needs it, from inside the barrier's waits)."""
+    ctr = shmem.zeros(1, np.int64)
+    shmem.barrier_all()
+    out = 0.0
+    if me == 0:
+        def run(k):
+            for _ in range(k):
+                shmem.atomic_fetch_add(ctr, 1, 1)
+        run(min(iters, 1000))
+        out = median_batches(run, iters, batches)
+    shmem.barrier_all()
+    shmem.free(ctr)
+    return out
+
+
 def main(argv=None):
     """Run the benchmark; PE 0 prints the table. Returns the exit code."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -140,16 +157,18 @@ def main(argv=None):
         "put8_quiet_us": put_quiet_latency(me, args.iters, args.batches),
         "pingpong_oneway_us": ping_pong_latency(me, args.iters // 4, args.batches),
         "barrier_all_us": barrier_latency(me, args.iters // 4, args.batches),
+        "fetch_add_us": atomic_latency(me, args.iters // 4, args.batches),
     }
     bw = {size: bandwidth(me, size, max(5, args.batches // 2)) for size in SIZES}
     if me != 0:
         return 0
-    for k in ("put8_quiet_us", "pingpong_oneway_us", "barrier_all_us"):
+    for k in ("put8_quiet_us", "pingpong_oneway_us", "barrier_all_us", "fetch_add_us"):
         res[k] *= 1e6
     print(f"pyshmem {shmem.__version__} host API, 2 PEs, CPU backend (medians of {args.batches} batches)")
     print(f"  8-byte put + quiet      {res['put8_quiet_us']:8.3f} us   (target <= 0.5)")
     print(f"  ping-pong one-way       {res['pingpong_oneway_us']:8.3f} us   (target <= 1.5)")
     print(f"  barrier_all             {res['barrier_all_us']:8.3f} us")
+    print(f"  atomic_fetch_add        {res['fetch_add_us']:8.3f} us")
     print(f"  {'size':>8}  {'put_nbi x64 + quiet':>20}  {'numpy copy':>11}  {'ratio':>6}")
     res["bandwidth_GBps"] = {}
     for size, (put_bw, copy_bw) in bw.items():

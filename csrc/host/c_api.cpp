@@ -72,7 +72,7 @@ int pyshmem_addr_accessible(const void* addr, int pe, int* out) { return guard([
 int pyshmem_putmem(void* d, const void* s, size_t n, int pe) { return guard([&] { putmem(d, s, n, pe, "pyshmem_putmem"); }); }
 int pyshmem_getmem(void* d, const void* s, size_t n, int pe) { return guard([&] { getmem(d, s, n, pe, "pyshmem_getmem"); }); }
 int pyshmem_putmem_nbi(void* d, const void* s, size_t n, int pe) {
-  return guard([&] { putmem(d, s, n, pe, "pyshmem_putmem_nbi"); });
+  return guard([&] { putmem_nbi(d, s, n, pe, "pyshmem_putmem_nbi"); });
 }
 int pyshmem_getmem_nbi(void* d, const void* s, size_t n, int pe) {
   return guard([&] { getmem(d, s, n, pe, "pyshmem_getmem_nbi"); });

@@ -53,6 +53,9 @@ bool addr_accessible(const void* addr, int pe);
 
 // ---- RMA (host/rma.cpp) ----
 void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call);
+// May return before `src` is read: reuse it only after quiet (transports without a
+// non-blocking put complete it at once).
+void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call);
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call);
 // Strided: element i goes from src[i*sst] to dest[i*tst] (strides in elements of elem bytes).
 void iputmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,

@@ -47,6 +47,14 @@ void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
   if (nbytes) s.route[pe]->put(s, dest, src, nbytes, pe);
 }
 
+void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
+  State& s = rma_prologue(call, pe);
+  require_symmetric(call, "target", dest, nbytes);
+  if (!nbytes) return;
+  const Transport* t = s.route[pe];
+  (t->put_nbi ? t->put_nbi : t->put)(s, dest, src, nbytes, pe);
+}
+
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "source", src, nbytes);

@@ -149,6 +149,9 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
       iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
       putmem_signal(td, sd, 0, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
     } else if (flat) {
+      // put_nbi from Python completes like put: sources are often temporaries
+      // (put_nbi(x, a + 1, pe)) that Python frees as soon as the call returns, before
+      // any quiet. The C API's pyshmem_putmem_nbi is truly non-blocking.
       kind == kPut ? putmem(td, sd, nbytes, pe, call) : getmem(td, sd, nbytes, pe, call);
     } else if (kind == kPut) {
       iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);

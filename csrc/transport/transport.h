@@ -53,6 +53,9 @@ struct Transport {
   // routes a peer through this transport. progress: lets remote operations targeting
   // this PE advance (called from waits). teardown: at finalize, after the last barrier.
   void (*setup)(State& s);
+  // Non-blocking put: may return before `src` is read (complete after quiet). Null:
+  // put is used (load/store transports complete on return anyway).
+  void (*put_nbi)(State& s, void* dest, const void* src, size_t nbytes, int pe);
   void (*progress)(State& s);
   void (*teardown)(State& s);
 };

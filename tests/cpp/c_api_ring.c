@@ -48,6 +48,21 @@ int main(void) {
       return 1;
     }
 
+  /* Non-blocking puts of distinct sources, completed by one quiet (over UCX with
+     PYSHMEM_REMOTE_ONLY=1 they really are in flight until then). */
+  CHECK(pyshmem_barrier_all()); /* everyone checked the first ring before it is overwritten */
+  long burst[64][8];
+  for (int k = 0; k < 64; ++k)
+    for (int i = 0; i < 8; ++i) burst[k][i] = me * 100000 + k * 10 + i;
+  for (int k = 0; k < 64; ++k) CHECK(pyshmem_putmem_nbi(ring, burst[k], sizeof burst[k], (me + 1) % n));
+  CHECK(pyshmem_quiet());
+  CHECK(pyshmem_barrier_all());
+  for (int i = 0; i < 8; ++i)
+    if (ring[i] != left * 100000 + 63 * 10 + i) {
+      fprintf(stderr, "after put_nbi burst ring[%d] = %ld\n", i, ring[i]);
+      return 1;
+    }
+
   int64_t old;
   for (int i = 0; i < 100; ++i) CHECK(pyshmem_int64_atomic_fetch_add(counter, 1, 0, &old));
   CHECK(pyshmem_barrier_all());
@@ -67,8 +82,10 @@ int main(void) {
   CHECK(pyshmem_clear_lock(lock));
   int held;
   void* p;
+  const char* remote_only = getenv("PYSHMEM_REMOTE_ONLY");
+  const int all_remote = remote_only && strcmp(remote_only, "1") == 0 && n > 1;
   CHECK(pyshmem_ptr(ring, (me + 1) % n, &p));
-  if (!p) return 1;
+  if (!p != all_remote) return 1; /* peers' memory is mapped unless every peer is remote */
   /* The device state gives the same peer addresses as pyshmem_ptr, by arithmetic. */
   const pyshmem_device_state* ds;
   CHECK(pyshmem_device_state_get(&ds));
@@ -77,6 +94,10 @@ int main(void) {
     void* q;
     CHECK(pyshmem_ptr(ring, pe, &q));
     uint64_t computed = (uint64_t)(uintptr_t)ring + (uint64_t)((int64_t)(pe - me) * (int64_t)ds->heap_stride);
+    if (all_remote && pe != me) {
+      if (q || (ds->peer_flags[pe] & PYSHMEM_PEER_LOAD_STORE)) return 1;
+      continue;
+    }
     if (!(ds->peer_flags[pe] & PYSHMEM_PEER_LOAD_STORE) || (uint64_t)(uintptr_t)q != computed) {
       fprintf(stderr, "device state disagrees with pyshmem_ptr for PE %d\n", pe);
       return 1;

@@ -47,3 +47,23 @@ def test_simulator_kernels_over_ucx():
     pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
     proc = run_pes("sim_ops.py", 2, timeout=240, env=REMOTE, launcher_args=("--sim",))
     assert_ok(proc, 2)
+
+
+def test_ucx_benchmark_runs_side_by_side_with_ucx_perftest(tmp_path):
+    """benchmarks/bench_ucx.py --quick: both sides run and every row has a ratio (the
+    figures themselves are not asserted: machines are shared)."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("libucx", reason="ucx_perftest comes with the libucx wheel")
+    out = tmp_path / "b.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_ucx.py"), "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=str(REPO),
+                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [r[0] for r in rows][:3] == ["8-byte put (+ quiet for pyshmem), us", "ping-pong one-way, us",
+                                          "fetch_add, us"]
+    assert len(rows) == 7 and all(r[1] > 0 and r[2] > 0 for r in rows), rows
+    assert "device p + quiet through the proxy" in proc.stdout

@@ -43,8 +43,14 @@ def test_allocator(cpp_build):
 
 
 @pytest.mark.parametrize("npes", [1, 2, 4])
-def test_c_api_program(cpp_build, npes):
-    proc = run_pes(str(cpp_build / "c_api_ring"), npes, timeout=90)
+@pytest.mark.parametrize("path", ["shm", "ucx"])
+def test_c_api_program(cpp_build, npes, path):
+    """The C API ring; with PYSHMEM_REMOTE_ONLY=1 over UCX, where putmem_nbi really is
+    non-blocking until quiet."""
+    if path == "ucx":
+        _require_ucx()
+    proc = run_pes(str(cpp_build / "c_api_ring"), npes, timeout=90,
+                   env={"PYSHMEM_REMOTE_ONLY": "1" if path == "ucx" else "0"})
     assert_ok(proc, npes)
 
 

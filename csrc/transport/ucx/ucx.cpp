@@ -13,6 +13,8 @@
 // so every pyshmem wait calls the progress hook (core/backoff.h), and the proxy thread,
 // which runs whenever a peer is remote, progresses while idle.
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,6 +39,11 @@ struct Ucx {
   std::vector<ucp_ep_h> ep;         // per PE, null for PEs not reached by UCX
   std::vector<ucp_rkey_h> rkey;     // per PE
   std::vector<uint64_t> base;       // per PE: its segment's address in its own process
+  // Set by operations that may still be in flight to their target after their request
+  // completed (puts, non-fetching atomics); quiet flushes only then.
+  std::atomic<bool> dirty{false};
+  std::mutex pending_mu;             // requests of non-blocking puts, completed by quiet
+  std::vector<void*> pending;
 };
 
 Ucx g;
@@ -177,13 +184,33 @@ void ucx_teardown(State& s) {
   lib().ucp_worker_destroy(g.worker);
   lib().ucp_cleanup(g.ctx);
   const ucx::Ucp* u = g.u;
-  g = Ucx{};
+  g.ctx = nullptr;
+  g.worker = nullptr;
+  g.memh = nullptr;
+  g.ep.clear();
+  g.rkey.clear();
+  g.base.clear();
+  g.dirty = false;
+  g.pending.clear();
   g.u = u;
 }
 
 void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
+  g.dirty.store(true, std::memory_order_relaxed);
   ucp_request_param_t prm{};
   wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm), pe);
+}
+
+// Returns without waiting: the request (if UCX did not complete it in place) is kept
+// and completed by the next quiet, which is when the source may be reused.
+void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
+  g.dirty.store(true, std::memory_order_relaxed);
+  ucp_request_param_t prm{};
+  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm);
+  if (req == nullptr) return;
+  if (UCS_PTR_IS_ERR(req)) ucx_fail("put_nbi", UCS_PTR_STATUS(req), pe);
+  std::lock_guard<std::mutex> lock(g.pending_mu);
+  g.pending.push_back(req);
 }
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
@@ -224,6 +251,7 @@ void ucx_amo(State& s, const AmoArgs& a) {
     case PYSHMEM_AMO_XOR: op = UCP_ATOMIC_OP_XOR; break;
     default: throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(a.op));
   }
+  if (!need_reply) g.dirty.store(true, std::memory_order_relaxed);
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   prm.datatype = ucp_dt_make_contig(size);
@@ -242,9 +270,18 @@ void ucx_fence(State&) {
 }
 
 void ucx_quiet(State&) {
-  if (!g.worker) return;
+  // A get or fetching atomic is complete when its request is; only puts and
+  // non-fetching atomics need the flush (exchange: a put racing with this quiet on
+  // another thread keeps the flag set for the next quiet).
+  if (!g.worker || !g.dirty.exchange(false)) return;
+  std::vector<void*> pending;
+  {
+    std::lock_guard<std::mutex> lock(g.pending_mu);
+    pending.swap(g.pending);
+  }
   ucp_request_param_t prm{};
   wait("quiet (ucp_worker_flush_nbx)", lib().ucp_worker_flush_nbx(g.worker, &prm), -1);
+  for (void* req : pending) wait("put_nbi", req, -1);  // done by the flush; collects errors, frees
 }
 
 void ucx_progress(State&) { progress_hook(); }
@@ -253,6 +290,6 @@ void ucx_progress(State&) { progress_hook(); }
 
 const Transport kUcxTransport = {"ucx",        kCapRma | kCapAmo, ucx_available, ucx_can_reach, ucx_put,
                                  ucx_get,      ucx_amo,           ucx_fence,     ucx_quiet,     ucx_setup,
-                                 ucx_progress, ucx_teardown};
+                                 ucx_put_nbi,  ucx_progress,      ucx_teardown};
 
 }  // namespace pyshmem

@@ -14,6 +14,7 @@ bool ucx_can_reach(const State& s, int pe) { return s.node_of_pe[pe] != s.node_o
 }  // namespace
 
 const Transport kUcxTransport = {"ucx",   kCapRma | kCapAmo, ucx_available, ucx_can_reach, nullptr, nullptr,
-                                 nullptr, nullptr,           nullptr,       nullptr,       nullptr, nullptr};
+                                 nullptr, nullptr,           nullptr,       nullptr,       nullptr, nullptr,
+                                 nullptr};
 
 }  // namespace pyshmem
