@@ -1,6 +1,11 @@
 // proxy/fifo.cpp: the consumer side of the proxy FIFO.
 #include "proxy/fifo.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -74,6 +79,23 @@ void FifoRing::retire(int k, bool complete) {
 void FifoRing::mark_complete() { store_release(&f_->done, tail_); }
 
 bool FifoRing::idle() const { return load_acquire(&f_->head) == tail_; }
+
+void FifoRing::doze(long ns) {
+  const uint32_t seen = __atomic_load_n(&f_->doorbell, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&f_->proxy_sleeping, 1u, __ATOMIC_SEQ_CST);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);  // pairs with the producer's fence after publishing
+  pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
+  if (poll(req) == 0) {
+    timespec ts{0, ns};
+    ::syscall(SYS_futex, &f_->doorbell, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+  }
+  __atomic_store_n(&f_->proxy_sleeping, 0u, __ATOMIC_RELAXED);
+}
+
+void FifoRing::ring_doorbell() {
+  __atomic_add_fetch(&f_->doorbell, 1u, __ATOMIC_SEQ_CST);
+  ::syscall(SYS_futex, &f_->doorbell, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
 void FifoRing::fail(int status, const std::string& message) {
   std::strncpy(f_->message, message.c_str(), sizeof f_->message - 1);

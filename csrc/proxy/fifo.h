@@ -40,6 +40,13 @@ class FifoRing {
   // No request reserved and unexecuted (tail == head).
   bool idle() const;
 
+  // Idle wait of the consumer: up to `ns`, or until a producer rings the doorbell.
+  // Returns at once when a request is already waiting.
+  void doze(long ns);
+
+  // Wakes a dozing consumer (used when stopping it).
+  void ring_doorbell();
+
   // Records a failure: producers' waits return `status` and can print `message`.
   void fail(int status, const std::string& message);
 

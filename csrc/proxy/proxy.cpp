@@ -49,6 +49,7 @@ class Proxy {
   bool stop(std::chrono::steady_clock::time_point deadline) {
     deadline_ = deadline;
     stop_.store(true, std::memory_order_release);
+    ring_.ring_doorbell();
     thread_.join();
     return drained_;
   }
@@ -58,6 +59,12 @@ class Proxy {
     pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
     Backoff idle(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
     idle.uninterruptible();  // not a Python thread: never run the interrupt hook here
+    // After spinning and yielding, doze on the doorbell instead of sleeping blind: a
+    // host producer wakes the proxy at once. The doze stays short so transports that
+    // need progress (UCX) still get it while idle.
+    const long spin_rounds = s_.config.SPIN_ITERS + 64;
+    const long doze_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
+    long idle_rounds = 0;
     for (;;) {
       const int k = ring_.poll(req);
       if (k > 0) {
@@ -71,6 +78,7 @@ class Proxy {
         }
         idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
         idle.uninterruptible();
+        idle_rounds = 0;
         continue;
       }
       if (k < 0) {
@@ -84,7 +92,13 @@ class Proxy {
         }
         if (std::chrono::steady_clock::now() > deadline_) return;
       }
-      idle.pause();
+      if (++idle_rounds < spin_rounds) {
+        idle.pause();
+        continue;
+      }
+      check_global_exit();
+      if (g_progress_hook) g_progress_hook();
+      ring_.doze(doze_ns);
     }
   }
 

@@ -17,6 +17,9 @@
  *  - `done` <= tail: every request below ticket `done` is complete *at its target*
  *    (remotely visible). Transports whose operations complete on return (load/store)
  *    advance it with tail; others advance it when they execute a QUIET request.
+ *  - An idle proxy thread dozes: it sets proxy_sleeping, re-checks the ring, and waits
+ *    on the futex `doorbell`; a host producer that sees proxy_sleeping after publishing
+ *    bumps the doorbell and wakes it (GPU producers cannot; the doze is short).
  *  - Every producer wait is bounded by timeout_ns and returns PYSHMEM_ERR_TIMEOUT;
  *    a failed proxy sets `status` (and `message`) and producers return that status.
  *
@@ -99,7 +102,9 @@ typedef struct pyshmem_proxy_fifo {
   uint64_t tail; /* slots consumed; requests below it are executed (consumer writes) */
   uint64_t pad1[7];
   uint64_t done; /* requests below it are complete at their targets (consumer writes) */
-  uint64_t pad2[7];
+  uint32_t proxy_sleeping; /* 1 while the proxy thread dozes on `doorbell` (CPU producers ring it) */
+  uint32_t doorbell;       /* bumped by a producer that saw proxy_sleeping (a futex word) */
+  uint64_t pad2[6];
   uint32_t status;     /* 0, or the pyshmem_status the proxy failed with */
   uint32_t capacity;   /* slots; a power of two >= PYSHMEM_FIFO_MAX_SLOTS */
   uint64_t timeout_ns; /* bound on every producer wait */

@@ -20,6 +20,12 @@
 #include "pyshmem/device/common.cuh"
 #include "pyshmem/proxy_fifo.h"
 
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__) && defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace pyshmem {
 namespace detail {
 
@@ -72,6 +78,14 @@ PYSHMEM_HD int fifo_push(pyshmem_proxy_fifo* f, const pyshmem_fifo_entry* req, i
     const uint64_t w1 = (req[i].w1 & PYSHMEM_FIFO_PAYLOAD_MASK) | pyshmem_fifo_lap_flag(ti, cap);
     sys_atomic<uint64_t>(slot.w1).store(w1, cuda::std::memory_order_release);  // publishes w0 too
   }
+#if !defined(__CUDA_ARCH__) && defined(__linux__)
+  // Wake a dozing proxy (pairs with its store of proxy_sleeping, then re-check).
+  cuda::atomic_thread_fence(cuda::std::memory_order_seq_cst, cuda::thread_scope_system);
+  if (sys_atomic<uint32_t>(f->proxy_sleeping).load(cuda::std::memory_order_relaxed)) {
+    sys_atomic<uint32_t>(f->doorbell).fetch_add(1, cuda::std::memory_order_seq_cst);
+    ::syscall(SYS_futex, &f->doorbell, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+#endif
   *ticket = t;
   return PYSHMEM_SUCCESS;
 }
