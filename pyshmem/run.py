@@ -415,8 +415,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Launch N PEs of a pyshmem program on this host.",
         epilog="Options after PROG are passed to the program. "
                "PROG ending in .py is run with the current Python.")
-    parser.add_argument("-n", "--npes", type=_positive(int), default=1,
-                        help="number of PEs (default 1)")
+    parser.add_argument("-n", "--npes", type=_positive(int), default=None,
+                        help="number of PEs (default 1, or every slot of --hosts)")
     parser.add_argument("--tag-output", action="store_true",
                         help="prefix every output line with '[pe K] '")
     parser.add_argument("--timeout", type=_positive(float), metavar="S",
@@ -470,9 +470,8 @@ def main(argv=None) -> int:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     try:
         npes = args.npes
-        if args.hosts and "-n" not in (argv if argv is not None else sys.argv[1:]) and \
-                "--npes" not in (argv if argv is not None else sys.argv[1:]):
-            npes = sum(n for _, n in run_hosts.parse_hosts(args.hosts))  # -n defaults to all slots
+        if npes is None:  # -n defaults to every slot of --hosts, else 1
+            npes = sum(n for _, n in run_hosts.parse_hosts(args.hosts)) if args.hosts else 1
         return launch([args.prog] + args.args, npes,
                       tag_output=args.tag_output, timeout=args.timeout,
                       bind=args.bind, env=env, verbose=args.verbose, hosts=args.hosts, rsh=args.rsh)

@@ -50,6 +50,14 @@ def assert_ok(proc, npes, marker="OK"):
         assert f"{marker} pe={pe}" in proc.stdout, f"PE {pe} did not report {marker}\n{out}"
 
 
+def ucx_unavailable():
+    """Why the UCX transport cannot be used here (the core's own report), or None."""
+    from pyshmem._lib import lib
+
+    line = next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
+    return None if line.endswith("available") else line
+
+
 def cpu_kernel_toolchain_missing():
     """Why CUDA C++ kernels cannot be built for the CPU build here (pyshmem.cuda.Module
     needs a host C++ compiler and the libcu++ headers), or None when they can."""

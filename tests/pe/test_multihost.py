@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import PROGRAMS, REPO
+from conftest import PROGRAMS, REPO, ucx_unavailable
 
 NET_DEV = "pshveth0"
 
@@ -54,17 +54,10 @@ def two_hosts():
             _ip("netns", "del", ns, check=False)
 
 
-def _ucx_ok():
-    from pyshmem._lib import lib
-
-    line = next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
-    return line.endswith("available"), line
-
-
 @pytest.mark.parametrize("per_host", [1, 2])
 def test_put_get_atomics_signals_barrier_across_two_hosts(two_hosts, per_host):
-    ok, why = _ucx_ok()
-    if not ok:
+    why = ucx_unavailable()
+    if why:
         pytest.skip(why)
     a, b = two_hosts["hosts"]
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
@@ -100,8 +93,8 @@ def test_hosts_spec_errors():
 
 
 def test_pe_killed_on_the_other_host_ends_the_job(two_hosts):
-    ok, why = _ucx_ok()
-    if not ok:
+    why = ucx_unavailable()
+    if why:
         pytest.skip(why)
     a, b = two_hosts["hosts"]
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",

@@ -5,18 +5,11 @@ CPU build over UCX (through the proxy) is in tests/unit/test_cpp.py."""
 
 import pytest
 
-from conftest import REPO, assert_ok, run_pes
+from conftest import REPO, assert_ok, run_pes, ucx_unavailable
 
 REMOTE = {"PYSHMEM_REMOTE_ONLY": "1"}
 
-
-def _ucx_line():
-    from pyshmem._lib import lib
-
-    return next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
-
-
-pytestmark = pytest.mark.skipif(not _ucx_line().endswith("available"), reason=_ucx_line())
+pytestmark = pytest.mark.skipif(ucx_unavailable() is not None, reason=str(ucx_unavailable()))
 
 
 @pytest.mark.parametrize("npes", [2, 4])

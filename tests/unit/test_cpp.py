@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, run_pes, assert_ok
+from conftest import REPO, assert_ok, run_pes, ucx_unavailable
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +55,9 @@ def test_c_api_program(cpp_build, npes, path):
 
 
 def _require_ucx():
-    from pyshmem._lib import lib
-
-    line = next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
-    if not line.endswith("available"):
-        pytest.skip(line)
+    reason = ucx_unavailable()
+    if reason:
+        pytest.skip(reason)
 
 
 def _cccl_program(cpp_build, name):

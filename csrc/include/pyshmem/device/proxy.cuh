@@ -154,20 +154,20 @@ PYSHMEM_HD constexpr int dtype_of() {
          static_cast<int>(sizeof(T));
 }
 
-PYSHMEM_HD void proxy_put(const char* call, void* dest, const void* src, size_t nbytes, int pe, bool blocking) {
+// PUT or GET: `sym` is the symmetric side, `local` the caller's buffer.
+PYSHMEM_HD void proxy_rma(const char* call, int kind, const void* sym, const void* local, size_t nbytes, int pe,
+                          bool blocking) {
   pyshmem_proxy_fifo* f = proxy_fifo(call, pe);
-  const pyshmem_fifo_entry req[2] = {entry(seg_offset(dest), pyshmem_fifo_header_w1(PYSHMEM_REQ_PUT, pe, 0)),
-                                     entry(reinterpret_cast<uint64_t>(src), nbytes)};
+  const pyshmem_fifo_entry req[2] = {entry(seg_offset(sym), pyshmem_fifo_header_w1(kind, pe, 0)),
+                                     entry(reinterpret_cast<uint64_t>(local), nbytes)};
   const uint64_t end = proxy_submit(call, f, req, pe);
   if (blocking) proxy_wait_executed(call, f, end, pe);
 }
-
+PYSHMEM_HD void proxy_put(const char* call, void* dest, const void* src, size_t nbytes, int pe, bool blocking) {
+  proxy_rma(call, PYSHMEM_REQ_PUT, dest, src, nbytes, pe, blocking);
+}
 PYSHMEM_HD void proxy_get(const char* call, void* dest, const void* src, size_t nbytes, int pe, bool blocking) {
-  pyshmem_proxy_fifo* f = proxy_fifo(call, pe);
-  const pyshmem_fifo_entry req[2] = {entry(seg_offset(src), pyshmem_fifo_header_w1(PYSHMEM_REQ_GET, pe, 0)),
-                                     entry(reinterpret_cast<uint64_t>(dest), nbytes)};
-  const uint64_t end = proxy_submit(call, f, req, pe);
-  if (blocking) proxy_wait_executed(call, f, end, pe);
+  proxy_rma(call, PYSHMEM_REQ_GET, src, dest, nbytes, pe, blocking);
 }
 
 // p: the value travels in the request, so the call returns at once (like a put_nbi).
@@ -214,22 +214,26 @@ PYSHMEM_HD T proxy_amo(const char* call, int op, T* dest, T value, T cond, int p
   return from_bits<T>(sys_atomic<uint64_t>(result).load(cuda::std::memory_order_acquire));
 }
 
+// This PE's ring when it holds requests not yet complete at their targets, else null.
+PYSHMEM_HD pyshmem_proxy_fifo* proxy_in_flight() {
+  pyshmem_proxy_fifo* f = state().proxy;
+  if (!f) return nullptr;
+  const uint64_t head = sys_atomic<uint64_t>(f->head).load(cuda::std::memory_order_acquire);
+  return sys_atomic<uint64_t>(f->done).load(cuda::std::memory_order_acquire) >= head ? nullptr : f;
+}
+
 // fence: the proxy executes in order; transports that reorder get a FENCE request.
 PYSHMEM_HD void proxy_fence() {
-  pyshmem_proxy_fifo* f = state().proxy;
+  pyshmem_proxy_fifo* f = proxy_in_flight();
   if (!f) return;
-  const uint64_t head = sys_atomic<uint64_t>(f->head).load(cuda::std::memory_order_acquire);
-  if (sys_atomic<uint64_t>(f->done).load(cuda::std::memory_order_acquire) >= head) return;  // nothing in flight
   const pyshmem_fifo_entry req[1] = {entry(0, pyshmem_fifo_header_w1(PYSHMEM_REQ_FENCE, 0, 0))};
   proxy_submit("fence", f, req, -1);
 }
 
 // quiet: every request pushed so far is complete at its target on return.
 PYSHMEM_HD void proxy_quiet(const char* call) {
-  pyshmem_proxy_fifo* f = state().proxy;
+  pyshmem_proxy_fifo* f = proxy_in_flight();
   if (!f) return;
-  const uint64_t head = sys_atomic<uint64_t>(f->head).load(cuda::std::memory_order_acquire);
-  if (sys_atomic<uint64_t>(f->done).load(cuda::std::memory_order_acquire) >= head) return;
   const pyshmem_fifo_entry req[1] = {entry(0, pyshmem_fifo_header_w1(PYSHMEM_REQ_QUIET, 0, 0))};
   const uint64_t end = proxy_submit(call, f, req, -1);
   proxy_check(call, f, fifo_wait_counter(f, &f->done, end), -1);
