@@ -54,18 +54,23 @@ def two_hosts():
             _ip("netns", "del", ns, check=False)
 
 
+def _across(two_hosts, per_host, program, timeout="90", **extra_env):
+    """Returns (argv, env) that run `program` under shmemrun --hosts, per_host PEs on each namespace."""
+    a, b = two_hosts["hosts"]
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
+               UCX_TLS="tcp,self", UCX_NET_DEVICES=NET_DEV, UCX_WARN_UNUSED_ENV_VARS="n", **extra_env)
+    forwarded = [arg for name in ("UCX_TLS", "UCX_NET_DEVICES", *extra_env) for arg in ("-x", name)]
+    cmd = [sys.executable, "-m", "pyshmem.run", "--hosts", f"{a}:{per_host},{b}:{per_host}",
+           "--rsh", "ip netns exec {host}", "--bind", two_hosts["bind"], "--timeout", timeout, "--tag-output",
+           *forwarded, sys.executable, str(PROGRAMS / program)]
+    return cmd, env
+
 @pytest.mark.parametrize("per_host", [1, 2])
 def test_put_get_atomics_signals_barrier_across_two_hosts(two_hosts, per_host):
     why = ucx_unavailable()
     if why:
         pytest.skip(why)
-    a, b = two_hosts["hosts"]
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
-               TEST_PES_PER_HOST=str(per_host), UCX_TLS="tcp,self", UCX_NET_DEVICES=NET_DEV,
-               UCX_WARN_UNUSED_ENV_VARS="n")
-    cmd = [sys.executable, "-m", "pyshmem.run", "--hosts", f"{a}:{per_host},{b}:{per_host}",
-           "--rsh", "ip netns exec {host}", "--bind", two_hosts["bind"], "--timeout", "90", "--tag-output",
-           "-x", "TEST_PES_PER_HOST", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES", sys.executable, str(PROGRAMS / "multihost_ops.py")]
+    cmd, env = _across(two_hosts, per_host, "multihost_ops.py", TEST_PES_PER_HOST=str(per_host))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=str(REPO))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
@@ -96,12 +101,7 @@ def test_pe_killed_on_the_other_host_ends_the_job(two_hosts):
     why = ucx_unavailable()
     if why:
         pytest.skip(why)
-    a, b = two_hosts["hosts"]
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
-               UCX_TLS="tcp,self", UCX_NET_DEVICES=NET_DEV, UCX_WARN_UNUSED_ENV_VARS="n")
-    cmd = [sys.executable, "-m", "pyshmem.run", "--hosts", f"{a}:2,{b}:2", "--rsh", "ip netns exec {host}",
-           "--bind", two_hosts["bind"], "--timeout", "60", "-x", "UCX_TLS", "-x", "UCX_NET_DEVICES",
-           sys.executable, str(PROGRAMS / "multihost_kill.py")]
+    cmd, env = _across(two_hosts, 2, "multihost_kill.py", timeout="60")
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=env, cwd=str(REPO))
     took = time.monotonic() - start
@@ -110,3 +110,36 @@ def test_pe_killed_on_the_other_host_ends_the_job(two_hosts):
     assert "PE 3 was killed by signal SIGKILL" in proc.stderr, out
     assert "UNEXPECTED" not in out
     assert took < 30, f"the job took {took:.1f} s to end"
+
+
+def test_link_down_mid_transfer_ends_with_an_error_naming_the_peer(two_hosts):
+    why = ucx_unavailable()
+    if why:
+        pytest.skip(why)
+    b = two_hosts["hosts"][1]
+    cmd, env = _across(two_hosts, 1, "multihost_linkdown.py", timeout="60", PYSHMEM_TRANSPORT_TIMEOUT="3")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO))
+    try:
+        started = set()
+        deadline = time.monotonic() + 60
+        while len(started) < 2 and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if "TRANSFERRING" in line:
+                started.add(line.strip())
+        assert len(started) == 2, f"the PEs did not start streaming: {started}"
+        _ip("-n", b, "link", "set", NET_DEV, "down")
+        down_at = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - down_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    text = out + err
+    assert proc.returncode != 0, text
+    assert "did not complete within PYSHMEM_TRANSPORT_TIMEOUT" in err, text
+    assert "UCX on PE 1: " in err and "toward PE 0" in err or "UCX on PE 0: " in err and "toward PE 1" in err, text
+    assert "UNEXPECTED" not in text
+    assert took < 30, f"the job took {took:.1f} s to end after the link went down"

@@ -8,13 +8,19 @@
 // offset in theirs.
 //
 // Completion: put/get/amo wait for their UCP request (a put: the source may be reused;
-// remote visibility needs quiet = ucp_worker_flush_nbx). fence = ucp_worker_fence.
+// remote visibility needs quiet = a flush of every endpoint written since the last
+// quiet). fence = ucp_worker_fence. No operation waits longer than
+// PYSHMEM_TRANSPORT_TIMEOUT: a link that goes down leaves UCX requests pending forever
+// (TCP keeps retrying), so the wait ends with an error that names the peer instead.
 // Transports such as tcp apply remote writes when the *target* progresses its worker,
 // so every pyshmem wait calls the progress hook (core/backoff.h), and the proxy thread,
 // which runs whenever a peer is remote, progresses while idle.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <mutex>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -40,10 +46,13 @@ struct Ucx {
   std::vector<ucp_rkey_h> rkey;     // per PE
   std::vector<uint64_t> base;       // per PE: its segment's address in its own process
   // Set by operations that may still be in flight to their target after their request
-  // completed (puts, non-fetching atomics); quiet flushes only then.
+  // completed (puts, non-fetching atomics); quiet flushes only then, and only the
+  // endpoints marked in dirty_pe (so a flush that cannot finish names its PE).
   std::atomic<bool> dirty{false};
-  std::mutex pending_mu;             // requests of non-blocking puts, completed by quiet
-  std::vector<void*> pending;
+  std::unique_ptr<std::atomic<uint8_t>[]> dirty_pe;
+  std::mutex pending_mu;  // requests of non-blocking puts (and their PE), completed by quiet
+  std::vector<std::pair<void*, int>> pending;
+  double timeout_s = 120;
 };
 
 Ucx g;
@@ -67,8 +76,27 @@ void progress_hook() {
   if (g.worker) lib().ucp_worker_progress(g.worker);
 }
 
-// Waits for a UCP request (progressing the worker) and frees it.
-void wait(const char* what, ucs_status_ptr_t req, int pe) {
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point deadline_from_now() {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(g.timeout_s));
+}
+
+[[noreturn]] void timed_out(const char* what, int pe) {
+  const std::string who = pe >= 0 ? "PE " + std::to_string(pe) : std::string("a PE on another node");
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%g", g.timeout_s);
+  throw Error(PYSHMEM_ERR_TIMEOUT,
+              "UCX on PE " + std::to_string(state().pe) + ": " + what + " toward " + who +
+                  " did not complete within PYSHMEM_TRANSPORT_TIMEOUT=" + secs + " s: " + who +
+                  " is unreachable (network link down, or its process stopped). Check the link; raise "
+                  "PYSHMEM_TRANSPORT_TIMEOUT only for transfers that are legitimately that slow");
+}
+
+// Waits for a UCP request (progressing the worker) and frees it. A request still
+// pending at `deadline` is left to UCX (RMA requests cannot be cancelled) and the
+// wait fails with PYSHMEM_ERR_TIMEOUT naming `pe`.
+void wait(const char* what, ucs_status_ptr_t req, int pe, Clock::time_point deadline) {
   if (req == nullptr) return;  // completed in place
   if (UCS_PTR_IS_ERR(req)) ucx_fail(what, UCS_PTR_STATUS(req), pe);
   ucs_status_t st;
@@ -77,12 +105,23 @@ void wait(const char* what, ucs_status_ptr_t req, int pe) {
   // here too, and it must not run Python's signal check.
   Backoff b(state().config.SPIN_ITERS, state().config.WAIT_SLEEP_MAX_US);
   b.uninterruptible();
+  unsigned polls = 0;
   while ((st = lib().ucp_request_check_status(req)) == UCS_INPROGRESS) {
     lib().ucp_worker_progress(g.worker);
+    if ((++polls & 255) == 0 && Clock::now() > deadline) timed_out(what, pe);
     b.pause();
   }
   lib().ucp_request_free(req);
   check(what, st, pe);
+}
+
+void wait(const char* what, ucs_status_ptr_t req, int pe) { wait(what, req, pe, deadline_from_now()); }
+
+// Marks `pe` as written since the last quiet (before the operation is issued, so a
+// concurrent quiet either flushes it or leaves the mark for the next one).
+void mark_dirty(int pe) {
+  g.dirty_pe[pe].store(1, std::memory_order_relaxed);
+  g.dirty.store(true, std::memory_order_release);
 }
 
 uint64_t remote_addr(const State& s, const void* sym, int pe) {
@@ -154,6 +193,10 @@ void ucx_setup(State& s) {
     check("ucp_ep_create", lib().ucp_ep_create(g.worker, &ep, &g.ep[p]), p);
     check("ucp_ep_rkey_unpack", lib().ucp_ep_rkey_unpack(g.ep[p], &c[16 + pl], &g.rkey[p]), p);
   }
+  g.dirty_pe.reset(new std::atomic<uint8_t>[s.npes]());
+  g.timeout_s = s.config.TRANSPORT_TIMEOUT;
+  if (!(g.timeout_s > 0))
+    fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
   g_progress_hook = progress_hook;
   log_debug("ucx: %s, heap registered, endpoints to %d PE(s)", lib().ucp_get_version_string(),
             static_cast<int>(std::count_if(g.ep.begin(), g.ep.end(), [](ucp_ep_h e) { return e != nullptr; })));
@@ -191,12 +234,13 @@ void ucx_teardown(State& s) {
   g.rkey.clear();
   g.base.clear();
   g.dirty = false;
+  g.dirty_pe.reset();
   g.pending.clear();
   g.u = u;
 }
 
 void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
-  g.dirty.store(true, std::memory_order_relaxed);
+  mark_dirty(pe);
   ucp_request_param_t prm{};
   wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm), pe);
 }
@@ -204,13 +248,13 @@ void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
 // Returns without waiting: the request (if UCX did not complete it in place) is kept
 // and completed by the next quiet, which is when the source may be reused.
 void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
-  g.dirty.store(true, std::memory_order_relaxed);
+  mark_dirty(pe);
   ucp_request_param_t prm{};
   ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm);
   if (req == nullptr) return;
   if (UCS_PTR_IS_ERR(req)) ucx_fail("put_nbi", UCS_PTR_STATUS(req), pe);
   std::lock_guard<std::mutex> lock(g.pending_mu);
-  g.pending.push_back(req);
+  g.pending.emplace_back(req, pe);
 }
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
@@ -251,7 +295,7 @@ void ucx_amo(State& s, const AmoArgs& a) {
     case PYSHMEM_AMO_XOR: op = UCP_ATOMIC_OP_XOR; break;
     default: throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(a.op));
   }
-  if (!need_reply) g.dirty.store(true, std::memory_order_relaxed);
+  if (!need_reply) mark_dirty(a.pe);
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   prm.datatype = ucp_dt_make_contig(size);
@@ -269,19 +313,27 @@ void ucx_fence(State&) {
   if (g.worker) check("ucp_worker_fence", lib().ucp_worker_fence(g.worker));
 }
 
-void ucx_quiet(State&) {
+void ucx_quiet(State& s) {
   // A get or fetching atomic is complete when its request is; only puts and
   // non-fetching atomics need the flush (exchange: a put racing with this quiet on
   // another thread keeps the flag set for the next quiet).
-  if (!g.worker || !g.dirty.exchange(false)) return;
-  std::vector<void*> pending;
+  if (!g.worker || !g.dirty.exchange(false, std::memory_order_acquire)) return;
+  std::vector<std::pair<void*, int>> pending;
   {
     std::lock_guard<std::mutex> lock(g.pending_mu);
     pending.swap(g.pending);
   }
-  ucp_request_param_t prm{};
-  wait("quiet (ucp_worker_flush_nbx)", lib().ucp_worker_flush_nbx(g.worker, &prm), -1);
-  for (void* req : pending) wait("put_nbi", req, -1);  // done by the flush; collects errors, frees
+  // One flush per written endpoint, all started before any is waited for, so they
+  // overlap like a worker flush would; one deadline for the whole quiet.
+  std::vector<std::pair<ucs_status_ptr_t, int>> flushes;
+  for (int p = 0; p < s.npes; ++p) {
+    if (!g.ep[p] || !g.dirty_pe[p].exchange(0, std::memory_order_relaxed)) continue;
+    ucp_request_param_t prm{};
+    flushes.emplace_back(lib().ucp_ep_flush_nbx(g.ep[p], &prm), p);
+  }
+  const Clock::time_point deadline = deadline_from_now();
+  for (auto& f : flushes) wait("quiet (flush)", f.first, f.second, deadline);
+  for (auto& r : pending) wait("put_nbi", r.first, r.second, deadline);  // done by the flush; frees
 }
 
 void ucx_progress(State&) { progress_hook(); }
