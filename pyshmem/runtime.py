@@ -8,6 +8,7 @@ exit unless called before. A program started without ``shmemrun`` is a one-PE jo
 
 import atexit
 import operator
+import os
 import sys
 
 from pyshmem._lib import lib
@@ -52,22 +53,37 @@ def _finalize_at_exit():
         print(f"pyshmem: finalize at exit failed: {exc}", file=sys.stderr)
 
 
-def init():
+def init(mpi=None):
     """Start this PE (collective over all PEs of the job).
 
-    Reads the ``PYSHMEM_*`` variables that ``shmemrun`` sets; without them the program
-    is a single PE. Calling it again is a no-op.
+    Reads the ``PYSHMEM_*`` variables that ``shmemrun`` sets (or those of srun, mpirun,
+    torchrun, see the README); without them the program is a single PE. Calling it
+    again is a no-op.
+
+    Args:
+        mpi: optional mpi4py intracommunicator (pyshmem extension). Its ranks become the
+            PEs of one job, PE k = rank k, with MPI carrying only the rendezvous, so a
+            program started by ``mpiexec``/``srun`` needs no ``PYSHMEM_*`` settings.
+            Collective over ``mpi``.
 
     Raises:
-        BootstrapError: the PEs could not reach or authenticate each other.
+        BootstrapError: the PEs could not reach or authenticate each other, or (with
+            ``mpi``) rank 0 could not open the rendezvous.
         ShmemTimeoutError: not every PE reached the rendezvous in time.
         NotInitializedError: the runtime was already finalized in this process.
-        InvalidArgumentError: a ``PYSHMEM_*`` variable has a bad value.
+        InvalidArgumentError: a ``PYSHMEM_*`` variable has a bad value, or the runtime
+            already runs as a job that does not match ``mpi``.
+        ShmemTypeError: ``mpi`` is not an mpi4py intracommunicator.
     """
     global _atexit_registered, _previous_excepthook
     if lib.initialized():
+        if mpi is not None:
+            _check_same_job(mpi)
         return
-    lib.init()
+    if mpi is None:
+        lib.init()
+    else:
+        _init_from_mpi(mpi)
     if not _atexit_registered:
         global _original_exit
         atexit.register(_finalize_at_exit)
@@ -78,6 +94,41 @@ def init():
             _original_exit = sys.exit
             sys.exit = _exit
         _atexit_registered = True
+
+
+def _init_from_mpi(comm):
+    from pyshmem import errors
+    from pyshmem.bootstrap_mpi import environment_from_comm
+
+    try:
+        env = environment_from_comm(comm)
+    except TypeError as exc:
+        raise errors.ShmemTypeError(f"pyshmem.init: {exc}") from None
+    except (OSError, ValueError) as exc:
+        rank = comm.Get_rank()
+        raise errors.BootstrapError(f"pyshmem.init(mpi=...) on rank {rank}: {exc}") from None
+    # The C++ runtime reads its settings from the environment at init; they are set
+    # only for that call, so child processes of this PE do not inherit the secret.
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        lib.init()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _check_same_job(comm):
+    if comm.Get_size() != lib.n_pes() or comm.Get_rank() != lib.my_pe():
+        from pyshmem.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            f"pyshmem.init(mpi=...) on PE {lib.my_pe()}: the runtime already runs as PE {lib.my_pe()} of "
+            f"{lib.n_pes()}, but this communicator has rank {comm.Get_rank()} of {comm.Get_size()}; "
+            "call init(mpi=comm) before any other pyshmem call")
 
 
 def ensure_started(call):

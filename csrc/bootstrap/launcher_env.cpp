@@ -59,7 +59,8 @@ void adopt_launcher_env(Config* c) {
            std::string("started by ") + l.name + " as rank " + std::to_string(rank) + " of " + std::to_string(size) +
                ": set PYSHMEM_BOOTSTRAP_ADDR=host:port (a free port on an address of rank 0's host) and "
                "PYSHMEM_JOB_SECRET (the same 64 hex digits on every rank, e.g. from python -c \"import secrets; "
-               "print(secrets.token_hex(32))\") in the job's environment");
+               "print(secrets.token_hex(32))\") in the job's environment, or (with mpi4py) start with "
+               "pyshmem.init(mpi=MPI.COMM_WORLD)");
     return;
   }
 }

@@ -187,6 +187,7 @@ def _resolve(dotted):
 # pyshmem extensions: trailing optional parameters after shmem4py's own, so every
 # shmem4py call still works. put/get on GPU arrays take a CUDA stream (cuda backend).
 EXTENSIONS = {name: "stream=None" for name in ("put", "get", "put_nbi", "get_nbi")}
+EXTENSIONS["init"] = "mpi=None"
 
 
 def _with_extensions(name):
