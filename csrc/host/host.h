@@ -56,6 +56,9 @@ void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
 // May return before `src` is read: reuse it only after quiet (transports without a
 // non-blocking put complete it at once).
 void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call);
+// True when putmem_nbi toward pe returns before `src` has been read (the transport
+// that reaches pe has non-blocking puts): the caller keeps src alive until quiet.
+bool putmem_nbi_deferred(int pe);
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call);
 // Strided: element i goes from src[i*sst] to dest[i*tst] (strides in elements of elem bytes).
 void iputmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,

@@ -55,6 +55,11 @@ void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* 
   (t->put_nbi ? t->put_nbi : t->put)(s, dest, src, nbytes, pe);
 }
 
+bool putmem_nbi_deferred(int pe) {
+  const State& s = state();
+  return s.initialized && pe >= 0 && pe < s.npes && s.route[pe] && s.route[pe]->put_nbi;
+}
+
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "source", src, nbytes);

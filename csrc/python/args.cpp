@@ -141,6 +141,11 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
   }
   if (PyObject_GetBuffer(obj, &out->view, PyBUF_RECORDS_RO) != 0) {
     PyErr_Clear();
+    if (PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0)
+      return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
+                   std::string(role) + " is a GPU array: put/get/put_nbi/get_nbi (and pyshmem.cuda.put/get) take GPU "
+                   "arrays; this call does not yet. Do it inside a kernel with the device API (pyshmem.cuda.Module, "
+                   "pyshmem.device), or on a host symmetric array");
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  std::string(role) + " must be a NumPy array (or another buffer), not " + Py_TYPE(obj)->tp_name);
   }

@@ -11,6 +11,7 @@
 #include "cuda/gpu_heap.h"
 #include "cuda/gpu_module.h"
 #include "host/host.h"
+#include "python/nbi_sources.h"
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
@@ -88,8 +89,16 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("init", [] { pyshmem::init(); }, pybind::call_guard<pybind::gil_scoped_release>(),
         "Collective: start this PE (reads the PYSHMEM_* variables set by shmemrun).");
-  m.def("finalize", [] { pyshmem::finalize(); }, pybind::call_guard<pybind::gil_scoped_release>(),
-        "Collective: barrier, then release the heap.");
+  m.def(
+      "finalize",
+      [] {
+        {
+          pybind::gil_scoped_release nogil;
+          pyshmem::finalize();
+        }
+        py::nbi_sources_release();  // every put_nbi completed with the transports
+      },
+      "Collective: barrier, then release the heap.");
   m.def("initialized", &is_initialized);
   m.def("finalized", &is_finalized);
   m.def("my_pe", &my_pe);

@@ -10,6 +10,7 @@
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
+#include "python/nbi_sources.h"
 
 namespace pyshmem {
 namespace py {
@@ -22,6 +23,8 @@ PyObject* g_gpu_rma = nullptr;
 namespace {
 
 enum RmaKind { kPut, kGet };
+
+constexpr size_t kMaxHeldNbiSources = 4096;
 
 // A GPU array (CuPy, PyTorch, Numba, pyshmem.cuda.GpuArray) and not a NumPy array.
 bool is_gpu_array(PyObject* obj) {
@@ -60,9 +63,9 @@ bool run_maybe_nogil(Py_ssize_t bytes, F&& f) {
   return bytes < kReleaseGilBytes ? run_guarded(f) : run_guarded_nogil(f);
 }
 
-// Shared by every RMA entry point. `strided`: the call takes tst/sst.
-PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, PyObject* const* args, Py_ssize_t nargs,
-              PyObject* kwnames) {
+// Shared by every RMA entry point. `strided`: the call takes tst/sst; `nbi`: put_nbi.
+PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bool nbi, PyObject* const* args,
+              Py_ssize_t nargs, PyObject* kwnames) {
   static const char* const plain[] = {"target", "source", "pe", "size", "ctx", "stream"};
   static const char* const istr[] = {"target", "source", "pe", "tst", "sst", "size", "ctx"};
   static const char* const sig[] = {"target", "source", "pe", "signal", "value", "sigop", "size", "ctx"};
@@ -142,6 +145,17 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
   const bool flat = ts * tst == 1 && ss * sst == 1;
   char* td = t.data();
   char* sd = s.data();
+  if (nbi && kind == kPut && flat && !with_signal && nbytes && putmem_nbi_deferred(pe)) {
+    // Truly non-blocking (UCX): the source is read after this call returns, so it is
+    // held until a quiet; past a bound the puts are completed now (OpenSHMEM allows it).
+    if (nbi_sources_held() >= kMaxHeldNbiSources) {
+      if (!run_guarded_nogil([] { quiet(); })) return nullptr;
+      nbi_sources_release();
+    }
+    if (!nbi_source_hold(a[1])) return nullptr;
+    if (!run_guarded([&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
+    Py_RETURN_NONE;
+  }
   bool ok = run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] {
     if (with_signal && flat) {
       putmem_signal(td, sd, nbytes, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
@@ -149,9 +163,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
       iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
       putmem_signal(td, sd, 0, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
     } else if (flat) {
-      // put_nbi from Python completes like put: sources are often temporaries
-      // (put_nbi(x, a + 1, pe)) that Python frees as soon as the call returns, before
-      // any quiet. The C API's pyshmem_putmem_nbi is truly non-blocking.
+      // put_nbi through load/store is a copy: complete on return, like put.
       kind == kPut ? putmem(td, sd, nbytes, pe, call) : getmem(td, sd, nbytes, pe, call);
     } else if (kind == kPut) {
       iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
@@ -163,18 +175,18 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, Py
   Py_RETURN_NONE;
 }
 
-#define RMA_FN(fname, kind, strided, sig)                                                           \
+#define RMA_FN(fname, kind, strided, sig, nbi)                                                      \
   PyObject* py_##fname(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {    \
-    return rma("pyshmem." #fname, kind, strided, sig, args, nargs, kwnames);                        \
+    return rma("pyshmem." #fname, kind, strided, sig, nbi, args, nargs, kwnames);                   \
   }
-RMA_FN(put, kPut, false, false)
-RMA_FN(get, kGet, false, false)
-RMA_FN(put_nbi, kPut, false, false)
-RMA_FN(get_nbi, kGet, false, false)
-RMA_FN(iput, kPut, true, false)
-RMA_FN(iget, kGet, true, false)
-RMA_FN(put_signal, kPut, false, true)
-RMA_FN(put_signal_nbi, kPut, false, true)
+RMA_FN(put, kPut, false, false, false)
+RMA_FN(get, kGet, false, false, false)
+RMA_FN(put_nbi, kPut, false, false, true)
+RMA_FN(get_nbi, kGet, false, false, true)
+RMA_FN(iput, kPut, true, false, false)
+RMA_FN(iget, kGet, true, false, false)
+RMA_FN(put_signal, kPut, false, true, false)
+RMA_FN(put_signal_nbi, kPut, false, true, true)
 #undef RMA_FN
 
 #define DEF(fname, doc) \

@@ -7,6 +7,7 @@
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
+#include "python/nbi_sources.h"
 
 namespace pyshmem {
 namespace py {
@@ -173,6 +174,7 @@ PyObject* ordering(const char* call, void (*op)(), PyObject* const* args, Py_ssi
   PyObject* a[1];
   if (!parse_args(call + 8, args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !check_ctx(call, a[0])) return nullptr;
   if (!run_guarded(op)) return nullptr;
+  if (op == quiet) nbi_sources_release();  // every put_nbi is complete: its source may go
   Py_RETURN_NONE;
 }
 PyObject* py_fence(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
@@ -186,6 +188,7 @@ PyObject* barrier(const char* call, void (*op)(const char*), Py_ssize_t nargs) {
   if (nargs) return PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() takes no arguments", call + 8), nullptr;
   if (!ensure_init(call)) return nullptr;
   if (!run_nogil([&] { op(call); })) return nullptr;
+  if (op == barrier_all) nbi_sources_release();  // barrier_all includes quiet
   Py_RETURN_NONE;
 }
 PyObject* py_barrier_all(PyObject*, PyObject* const*, Py_ssize_t nargs) {
@@ -225,6 +228,7 @@ PyObject* py_clear_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyOb
   Buffer b;
   if (!get_lock("pyshmem.clear_lock", args, nargs, kw, &b)) return nullptr;
   if (!run_guarded([&] { clear_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.clear_lock"); })) return nullptr;
+  nbi_sources_release();  // clear_lock includes quiet
   Py_RETURN_NONE;
 }
 

@@ -1,0 +1,30 @@
+// python/nbi_sources.cpp: see nbi_sources.h.
+#include "python/nbi_sources.h"
+
+#include <vector>
+
+namespace pyshmem {
+namespace py {
+namespace {
+
+std::vector<PyObject*> g_held;  // memoryviews; guarded by the GIL
+
+}  // namespace
+
+bool nbi_source_hold(PyObject* source) {
+  PyObject* view = PyMemoryView_FromObject(source);
+  if (!view) return false;
+  g_held.push_back(view);
+  return true;
+}
+
+size_t nbi_sources_held() { return g_held.size(); }
+
+void nbi_sources_release() {
+  std::vector<PyObject*> held;
+  held.swap(g_held);  // a release that runs Python code (a buffer's destructor) may re-enter
+  for (PyObject* v : held) Py_DECREF(v);
+}
+
+}  // namespace py
+}  // namespace pyshmem
