@@ -8,7 +8,8 @@ Runs, one after the other on this machine:
   2. benchmarks/bench_device_cpu.py on 2 PEs with PYSHMEM_REMOTE_ONLY=1: device-API
      p + quiet from a kernel, through the proxy thread to UCX, to compare with (1);
   3. ucx_perftest (from the libucx wheel) on localhost for the same operations:
-     ucp_put_lat 8 B, ucp_fadd 8 B, ucp_put_bw for each size.
+     ucp_put_lat 8 B (default transports, and forced to cma: the protocol pyshmem's
+     heap gets), ucp_fadd 8 B, ucp_put_bw for each size.
 and prints one Markdown table with pyshmem / ucx_perftest ratios (latency: lower is
 better; bandwidth: higher is better). ucx_perftest latencies are its median; pyshmem's
 are medians of batch means and include the Python call.
@@ -33,10 +34,14 @@ def _ucx_perftest():
     return str(root / "bin" / "ucx_perftest"), str(root / "lib")
 
 
-def perftest(test, size, iters):
-    """One ucx_perftest server/client pair; returns (median latency us, overall MB/s)."""
+def perftest(test, size, iters, tls=None):
+    """One ucx_perftest server/client pair; returns (median latency us, overall MB/s).
+
+    tls: optional UCX_TLS for both sides (e.g. to force the protocol pyshmem gets)."""
     exe, libdir = _ucx_perftest()
     env = dict(os.environ, LD_LIBRARY_PATH=libdir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+    if tls:
+        env["UCX_TLS"] = tls
     port = 20000 + (os.getpid() * 7 + size) % 20000
     server = subprocess.Popen([exe, "-p", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -73,11 +78,17 @@ def main():
     host = shmemrun("bench_p2p.py", *iters)
     device = shmemrun("bench_device_cpu.py", *(["--iters", "400", "--batches", "3"] if args.quick else []))
     put_lat, _ = perftest("ucp_put_lat", 8, n)
+    # ucx_perftest's buffers are allocated by UCX in shared memory, so its small puts are
+    # stores by the sysv transport; pyshmem's heap (its own memfd) gets cma zero-copy
+    # puts (process_vm_writev). The second figure forces that protocol on ucx_perftest.
+    put_lat_cma, _ = perftest("ucp_put_lat", 8, n, tls="cma,tcp,self")
     fadd_lat, _ = perftest("ucp_fadd", 8, n)
     rows = [
         ("8-byte put (+ quiet for pyshmem), us", host["put8_quiet_us"], put_lat),
         ("ping-pong one-way, us", host["pingpong_oneway_us"], put_lat),
         ("fetch_add, us", host["fetch_add_us"], fadd_lat),
+        ("ping-pong one-way vs ucx_perftest over cma (pyshmem's put protocol), us", host["pingpong_oneway_us"],
+         put_lat_cma),
     ]
     device_p = next(v for name, v, _ in device["rows"] if name.startswith("p + quiet"))
     for size in SIZES:

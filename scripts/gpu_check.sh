@@ -19,6 +19,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 "$PY" --version
 nvcc --version 2>/dev/null | tail -1 || echo "nvcc: not on PATH"
 
+# Wheels the GPU machine lacks (it has no registry access), e.g. libucx-cu13 for the
+# GPU-over-UCX tests: put them in gpu_wheels/ beforehand
+# (pip download --no-deps --python-version 3.12 --only-binary=:all: -d gpu_wheels libucx-cu13).
+if ls gpu_wheels/*.whl >/dev/null 2>&1; then
+  step "carried wheels"
+  "$PY" -m pip install --no-deps --no-index -q gpu_wheels/*.whl 2>&1 | tail -3
+fi
+
 step "build (pip install -e ., no network)"
 if ! "$PY" -m pip install --no-build-isolation --no-deps -q -e . >"$OUT/build.log" 2>&1; then
   echo "build failed; last lines of $OUT/build.log:"; tail -30 "$OUT/build.log"; exit 1

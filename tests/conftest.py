@@ -74,6 +74,24 @@ def cpu_kernel_toolchain_missing():
     return None
 
 
+@pytest.fixture(scope="session")
+def fake_driver(tmp_path_factory):
+    """Path of a fake CUDA driver built from tests/cpp/fake_cuda_driver.cpp ("device
+    memory" is memfd-backed host memory; no kernels), for the cuda backend's host side."""
+    import shutil
+    import subprocess
+
+    cxx = shutil.which("g++") or shutil.which("c++")
+    include = next((p for p in [os.environ.get("CUDA_HOME", "") + "/include", "/usr/local/cuda/include"]
+                    if os.path.exists(os.path.join(p, "cuda.h"))), None)
+    if cxx is None or include is None:
+        pytest.skip("needs a C++ compiler and cuda.h (the CUDA toolkit headers)")
+    out = tmp_path_factory.mktemp("fakecuda") / "libfakecuda.so"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-I", include,
+                    str(REPO / "tests" / "cpp" / "fake_cuda_driver.cpp"), "-o", str(out)], check=True, timeout=300)
+    return str(out)
+
+
 @pytest.fixture
 def pes():
     """The run_pes helper as a fixture."""

@@ -20,7 +20,8 @@ extern interrupt_hook_t g_interrupt_hook;
 
 // Set while a transport needs this PE's help for remote operations to complete (UCX
 // over tcp applies incoming puts when the target progresses): every wait step calls it.
-using progress_hook_t = void (*)();
+// Returns how many events it handled (the proxy thread keeps polling while there are).
+using progress_hook_t = unsigned (*)();
 extern progress_hook_t g_progress_hook;
 
 inline void cpu_relax() {
@@ -52,7 +53,7 @@ class Backoff {
   // One unit of waiting; call between polls of the condition.
   void pause() {
     ++iter_;
-    if (progress_hook_t h = g_progress_hook) h();
+    if (progress_hook_t h = g_progress_hook; h && progress_) h();
     if (iter_ <= spin_iters_) {
       cpu_relax();
       return;
@@ -81,12 +82,19 @@ class Backoff {
     return *this;
   }
 
+  // For a caller that progresses the transport itself (the proxy thread).
+  Backoff& without_progress() {
+    progress_ = false;
+    return *this;
+  }
+
  private:
   static constexpr long long kYields = 64;
   static constexpr long long kInterruptPeriodNs = 20 * 1000 * 1000;
   long long spin_iters_, sleep_max_ns_;
   long long iter_ = 0, sleep_ns_ = 0, slept_ns_ = 0;
   bool interruptible_ = true;
+  bool progress_ = true;
 };
 
 }  // namespace pyshmem

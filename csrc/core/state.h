@@ -65,6 +65,11 @@ struct State {
   Heap heap;
   std::unique_ptr<Allocator> alloc;
   std::vector<const Transport*> route;  // per PE: the transport that reaches it
+  // The cuda backend's GPU heap segment in my address space (0/0 with the cpu backend),
+  // set by gpu_heap_create before the transports are set up, so the ones that reach
+  // other nodes register it too.
+  uint64_t gpu_base = 0;
+  size_t gpu_size = 0;
   std::string job_id;
 
   State();

@@ -17,6 +17,7 @@
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
+#include "transport/transport.h"
 
 namespace pyshmem {
 namespace {
@@ -136,7 +137,7 @@ void fill_state(const State& s) {
   g.state.heap_size = g.size;
   g.state.user_offset = kSysAreaBytes;
   g.state.peer_flags = reinterpret_cast<const uint8_t*>(flags_at);
-  g.state.proxy = nullptr;  // GPU kernels reach only load/store peers so far
+  g.state.proxy = nullptr;  // set by gpu_state_set_proxy once the proxy runs
 }
 
 void create(State& s, const std::string& token) {
@@ -178,23 +179,45 @@ void create(State& s, const std::string& token) {
   fill_state(s);
   g.alloc = std::make_unique<Allocator>(kSysAreaBytes, g.size);
   g.active = true;
+  s.gpu_base = g.my_base;
+  s.gpu_size = g.size;
   log_debug("gpu heap: GPU %d (%s), %zu bytes per PE at 0x%llx", g.device, g.device_name.c_str(), g.size,
             static_cast<unsigned long long>(g.reservation));
 }
 
-// Address of symmetric `sym` on PE pe, checked.
+// Address of symmetric `sym` on PE pe (checked), or 0 when pe's GPU heap is on another
+// node and only a transport reaches it.
 CUdeviceptr peer_of(uint64_t sym, size_t nbytes, int pe, const char* call) {
   require_pe(call, pe);
   if (!gpu_is_symmetric(sym, nbytes))
     fail(PYSHMEM_ERR_NOT_SYMMETRIC, call,
          "the GPU target is not a symmetric GPU object (or the range runs past its end); use arrays from "
          "pyshmem.cuda.empty/zeros");
-  if (!g.mapped[pe])
-    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, call,
-         "PE " + std::to_string(pe) + "'s GPU heap is on another node; GPU transfers between nodes need the UCX "
-         "transport, which is not built yet");
+  if (!g.mapped[pe]) return 0;
   return static_cast<CUdeviceptr>(sym) + static_cast<CUdeviceptr>(static_cast<int64_t>(pe - state().pe) *
                                                                    static_cast<int64_t>(g.stride));
+}
+
+// A copy to or from PE pe's GPU heap on another node, through the transport that
+// reaches it (UCX, which registered the GPU heap at init). Stream order is kept by
+// synchronising the stream first and returning only once the transfer is done (the
+// source may be reused; a put is visible remotely after quiet, as on the host heap).
+void copy_remote(const cuda::Driver& d, bool is_put, uint64_t sym, uint64_t local, size_t n, int pe,
+                 uint64_t stream, const char* call) {
+  State& s = state();
+  const Transport* t = s.route[pe];
+  if (!t || !(t->caps & kCapRma))
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, call,
+         "PE " + std::to_string(pe) + "'s GPU heap is on another node and no transport reaches it (UCX is needed: "
+         "see python -m pyshmem info)");
+  if (n == 0) return;
+  if (stream) PYSHMEM_CU_CHECK(d, call, cuStreamSynchronize, reinterpret_cast<CUstream>(stream));
+  try {
+    if (is_put) t->put(s, reinterpret_cast<void*>(sym), reinterpret_cast<const void*>(local), n, pe);
+    else t->get(s, reinterpret_cast<void*>(local), reinterpret_cast<const void*>(sym), n, pe);
+  } catch (const Error& e) {
+    fail(e.status(), call, e.what());
+  }
 }
 
 void copy(const cuda::Driver& d, CUdeviceptr dst, CUdeviceptr src, size_t n, uint64_t stream, const char* call) {
@@ -227,7 +250,11 @@ void gpu_heap_create(State& s, const std::string& token) {
   create(s, token);
 }
 
-void gpu_heap_retire(State&) { g.active = false; }
+void gpu_heap_retire(State& s) {
+  g.active = false;
+  s.gpu_base = 0;
+  s.gpu_size = 0;
+}
 
 std::string gpu_probe() {
   std::string why;
@@ -312,16 +339,37 @@ void gpu_heap_range(uint64_t* begin, uint64_t* end) {
 void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call) {
   require_init(call);
   const cuda::Driver& d = gpu_use(call);
-  copy(d, peer_of(sym, nbytes, pe, call), static_cast<CUdeviceptr>(local), nbytes, stream, call);
+  if (const CUdeviceptr at = peer_of(sym, nbytes, pe, call))
+    copy(d, at, static_cast<CUdeviceptr>(local), nbytes, stream, call);
+  else
+    copy_remote(d, true, sym, local, nbytes, pe, stream, call);
 }
 
 void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call) {
   require_init(call);
   const cuda::Driver& d = gpu_use(call);
-  copy(d, static_cast<CUdeviceptr>(local), peer_of(sym, nbytes, pe, call), nbytes, stream, call);
+  if (const CUdeviceptr at = peer_of(sym, nbytes, pe, call))
+    copy(d, static_cast<CUdeviceptr>(local), at, nbytes, stream, call);
+  else
+    copy_remote(d, false, sym, local, nbytes, pe, stream, call);
 }
 
 const pyshmem_device_state* gpu_device_state() { return g.active ? &g.state : nullptr; }
+
+void* gpu_pinned_alloc(size_t bytes) {
+  if (!g.active) return nullptr;
+  void* p = nullptr;
+  // DEVICEMAP: kernels reach it; PORTABLE: from every context. With unified addressing
+  // the device address is the host address, so pointers inside the ring work on both.
+  if (g.d->cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) return nullptr;
+  return p;
+}
+
+void gpu_pinned_free(void* p) {
+  if (p && g.d) g.d->cuMemFreeHost(p);
+}
+
+void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo) { g.state.proxy = fifo; }
 
 void gpu_state_upload(uint64_t handle, bool is_library, const char* call) {
   require_init(call);

@@ -63,13 +63,25 @@ void gpu_heap_range(uint64_t* begin, uint64_t* end);
 // (an address in this PE's GPU heap). `local` may be any address CUDA can copy
 // (device or host memory; unified addressing). stream 0: returns when `local` may be
 // reused (put) or holds the data (get). Otherwise the copy is enqueued on that
-// CUstream and completes in stream order. Throws naming `call` for a non-symmetric
-// `sym`, a PE out of range, or a PE whose GPU heap is not mapped here.
+// CUstream and completes in stream order. A PE whose GPU heap is on another node is
+// reached through its transport (UCX registered the GPU heap): the stream is
+// synchronised first and the transfer is done on return. Throws naming `call` for a
+// non-symmetric `sym`, a PE out of range, or a PE no transport reaches.
 void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call);
 void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call);
 
 // The device state for GPU code (addresses in the GPU heap; peer flags in GPU memory).
 const pyshmem_device_state* gpu_device_state();
+
+// Pinned host memory that the GPU reaches at the same address (unified addressing),
+// for the proxy ring of GPU kernels; 64-byte aligned. Null without a GPU heap or on
+// failure. Freed with gpu_pinned_free.
+void* gpu_pinned_alloc(size_t bytes);
+void gpu_pinned_free(void* p);
+
+// Points the GPU device state (uploaded into every module loaded after this) at the
+// proxy ring of GPU kernels (null: kernels reach only same-node peers).
+void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo);
 
 // Copies the device state into `pyshmem_d_state` of a loaded CUmodule, or of a
 // CUlibrary when is_library (cuda.core and Numba load code as libraries); the handle

@@ -30,6 +30,9 @@ void gpu_heap_range(uint64_t* begin, uint64_t* end) { *begin = *end = 0; }
 void gpu_put(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }
 void gpu_get(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }
 const pyshmem_device_state* gpu_device_state() { return nullptr; }
+void* gpu_pinned_alloc(size_t) { return nullptr; }
+void gpu_pinned_free(void*) {}
+void gpu_state_set_proxy(pyshmem_proxy_fifo*) {}
 void gpu_state_upload(uint64_t, bool, const char* call) { not_built(call); }
 uint64_t gpu_module_load(const std::string&, const char* call) { not_built(call); }
 uint64_t gpu_module_function(uint64_t, const std::string&, const char* call) { not_built(call); }

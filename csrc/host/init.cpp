@@ -96,13 +96,15 @@ void init() {
     heap_create(s);
     heap_attach_peers(s, token);
     transport_route_all(s);
-    transport_setup_all(s);     // collective (UCX: addresses and keys exchanged)
     gpu_heap_create(s, token);  // collective; a no-op for the cpu backend
+    transport_setup_all(s);     // collective (UCX: addresses and keys of both heaps exchanged)
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
-    proxy_start(s);
+    static const RingMemory pinned{gpu_pinned_alloc, gpu_pinned_free};  // for GPU kernels' ring
+    proxy_start(s, &pinned);
+    gpu_state_set_proxy(proxy_fifo(s, /*gpu=*/true));
     device_state_fill(s);
     log_debug("init: %d PEs, %zu local, heap %zu bytes", s.npes, s.local_pes.size(), s.heap.size);
   } catch (...) {
@@ -117,6 +119,7 @@ void init() {
 void finalize() {
   State& s = state();
   if (!s.initialized) return;
+  gpu_state_set_proxy(nullptr);
   proxy_stop(s);            // requests device code queued are complete before the barrier
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
   gpu_heap_retire(s);

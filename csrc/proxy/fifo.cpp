@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,29 +23,52 @@ uint32_t round_capacity(uint32_t want) {
   return cap;
 }
 
+void* aligned_alloc64(size_t bytes) {
+  void* p = nullptr;
+  return posix_memalign(&p, 64, bytes) == 0 ? p : nullptr;
+}
+
 }  // namespace
 
-FifoRing::FifoRing(uint32_t capacity, uint64_t timeout_ns) {
+// One block: the control struct, then the slots, then the result cells.
+FifoRing::FifoRing(uint32_t capacity, uint64_t timeout_ns, const RingMemory* memory) {
   static_assert(PYSHMEM_FIFO_MAX_SLOTS <= 4, "round_capacity's minimum must hold the longest request");
+  static_assert(sizeof(pyshmem_proxy_fifo) % 16 == 0, "slots follow the control struct");
   const uint32_t cap = round_capacity(capacity);
-  void* mem = nullptr;
-  if (posix_memalign(&mem, 64, sizeof(pyshmem_proxy_fifo)) != 0) throw std::bad_alloc();
+  const size_t bytes = sizeof(pyshmem_proxy_fifo) + (sizeof(pyshmem_fifo_entry) + sizeof(pyshmem_fifo_cell)) * cap;
+  void* mem = memory ? memory->alloc(bytes) : aligned_alloc64(bytes);
+  if (!mem) throw std::bad_alloc();
+  free_ = memory ? memory->free : std::free;
+  std::memset(mem, 0, bytes);  // lap 0 expects the flag set; cells start free
   f_ = static_cast<pyshmem_proxy_fifo*>(mem);
-  std::memset(f_, 0, sizeof *f_);
-  if (posix_memalign(&mem, 64, sizeof(pyshmem_fifo_entry) * cap) != 0) {
-    std::free(f_);
-    throw std::bad_alloc();
-  }
-  entries_ = static_cast<pyshmem_fifo_entry*>(mem);
-  std::memset(entries_, 0, sizeof(pyshmem_fifo_entry) * cap);  // lap 0 expects the flag set
+  entries_ = reinterpret_cast<pyshmem_fifo_entry*>(f_ + 1);
   f_->capacity = cap;
   f_->timeout_ns = timeout_ns;
   f_->entries = entries_;
+  f_->cells = reinterpret_cast<pyshmem_fifo_cell*>(entries_ + cap);
 }
 
-FifoRing::~FifoRing() {
-  std::free(entries_);
-  std::free(f_);
+FifoRing::~FifoRing() { free_(f_); }
+
+bool FifoRing::put_result(uint64_t t, uint64_t value) {
+  pyshmem_fifo_cell& c = f_->cells[t & (f_->capacity - 1)];
+  if (load_acquire(&c.ticket) != 0) {  // the previous owner has not taken its value yet
+    timespec start{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (unsigned i = 1; load_acquire(&c.ticket) != 0; ++i) {
+      if ((i & 1023) == 0) {
+        timespec now{};
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        const uint64_t ns = static_cast<uint64_t>(now.tv_sec - start.tv_sec) * 1000000000ull +
+                            static_cast<uint64_t>(now.tv_nsec) - static_cast<uint64_t>(start.tv_nsec);
+        if (ns > f_->timeout_ns) return false;
+        sched_yield();
+      }
+    }
+  }
+  __atomic_store_n(&c.value, value, __ATOMIC_RELAXED);
+  store_release(&c.ticket, t + 1);
+  return true;
 }
 
 int FifoRing::poll(pyshmem_fifo_entry* req) const {

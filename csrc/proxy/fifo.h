@@ -7,6 +7,7 @@
 // slots' lap flags and the head/tail/done counters.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,10 +16,18 @@
 
 namespace pyshmem {
 
+// Where a ring's memory comes from: ordinary memory for host producers, pinned host
+// memory mapped into the GPU for kernels (the CUDA backend provides that one).
+struct RingMemory {
+  void* (*alloc)(size_t bytes);  // 64-byte aligned, or null on failure
+  void (*free)(void* p);
+};
+
 class FifoRing {
  public:
   // capacity: slots, rounded up to a power of two (at least PYSHMEM_FIFO_MAX_SLOTS).
-  FifoRing(uint32_t capacity, uint64_t timeout_ns);
+  // memory: null for ordinary memory.
+  FifoRing(uint32_t capacity, uint64_t timeout_ns, const RingMemory* memory = nullptr);
   ~FifoRing();
   FifoRing(const FifoRing&) = delete;
   FifoRing& operator=(const FifoRing&) = delete;
@@ -37,6 +46,14 @@ class FifoRing {
   // Everything executed so far is complete at its target (after a transport quiet).
   void mark_complete();
 
+  // Ticket of the polled request (the consumer's tail).
+  uint64_t ticket() const { return tail_; }
+
+  // Hands the result of the fetching request with ticket t to its producer through
+  // the request's cell, first waiting (up to the ring's timeout) for the cell's
+  // previous owner to take its value. Returns false on timeout.
+  bool put_result(uint64_t t, uint64_t value);
+
   // No request reserved and unexecuted (tail == head).
   bool idle() const;
 
@@ -53,6 +70,7 @@ class FifoRing {
  private:
   pyshmem_proxy_fifo* f_ = nullptr;
   pyshmem_fifo_entry* entries_ = nullptr;
+  void (*free_)(void*) = nullptr;  // releases f_'s block
   uint64_t tail_ = 0;  // consumer's copy of f_->tail
 };
 

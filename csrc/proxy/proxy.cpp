@@ -31,25 +31,47 @@ const char* kind_name(int kind) {
     case PYSHMEM_REQ_AMO: return "atomic";
     case PYSHMEM_REQ_FENCE: return "fence";
     case PYSHMEM_REQ_QUIET: return "quiet";
+    case PYSHMEM_REQ_G: return "g";
     default: return "unknown";
   }
 }
 
+// One ring and the heap its requests refer to: the host heap (CPU producers), or the
+// GPU heap (the ring in pinned memory that GPU kernels push to).
+struct Lane {
+  Lane(uint32_t slots, uint64_t timeout_ns, const RingMemory* memory, char* base, size_t size, bool gpu)
+      : ring(slots, timeout_ns, memory), base(base), size(size), gpu(gpu) {}
+  FifoRing ring;
+  char* base;   // my segment of that heap
+  size_t size;  // bytes per segment
+  bool gpu;
+};
+
 class Proxy {
  public:
-  Proxy(State& s, uint32_t slots, uint64_t timeout_ns) : s_(s), ring_(slots, timeout_ns) {
+  Proxy(State& s, uint32_t slots, uint64_t timeout_ns, const RingMemory* gpu_memory) : s_(s) {
+    lanes_.push_back(std::make_unique<Lane>(slots, timeout_ns, nullptr, s.heap.my_base, s.heap.size, false));
+    if (gpu_memory)
+      lanes_.push_back(std::make_unique<Lane>(slots, timeout_ns, gpu_memory, reinterpret_cast<char*>(s.gpu_base),
+                                              s.gpu_size, true));
     for (const Transport* t : s.route)
       if (t && std::find(transports_.begin(), transports_.end(), t) == transports_.end()) transports_.push_back(t);
     thread_ = std::thread([this] { run(); });
   }
 
-  pyshmem_proxy_fifo* fifo() { return ring_.fifo(); }
+  pyshmem_proxy_fifo* fifo(bool gpu = false) {
+    for (auto& l : lanes_)
+      if (l->gpu == gpu) return l->ring.fifo();
+    return nullptr;
+  }
+  size_t lanes() const { return lanes_.size(); }
+  pyshmem_proxy_fifo* lane_fifo(size_t i) { return lanes_[i]->ring.fifo(); }
 
   // Returns false when requests were still pending at the deadline.
   bool stop(std::chrono::steady_clock::time_point deadline) {
     deadline_ = deadline;
     stop_.store(true, std::memory_order_release);
-    ring_.ring_doorbell();
+    lanes_[0]->ring.ring_doorbell();
     thread_.join();
     return drained_;
   }
@@ -57,70 +79,100 @@ class Proxy {
  private:
   void run() {
     pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
-    Backoff idle(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
-    idle.uninterruptible();  // not a Python thread: never run the interrupt hook here
-    // After spinning and yielding, doze on the doorbell instead of sleeping blind: a
-    // host producer wakes the proxy at once. The doze stays short so transports that
-    // need progress (UCX) still get it while idle.
+    Backoff idle(0, 0);
+    long idle_rounds = 0;
+    // Not a Python thread: never run the interrupt hook here. Progress is polled below.
+    auto busy = [&] {
+      idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
+      idle.uninterruptible().without_progress();
+      idle_rounds = 0;
+    };
+    busy();
+    // After spinning and yielding, doze on the host ring's doorbell instead of sleeping
+    // blind: a host producer wakes the proxy at once (GPU kernels cannot ring it, so
+    // their requests wait out the doze when the proxy was idle). The doze stays short
+    // so transports that need progress (UCX) still get it while idle. Incoming traffic
+    // the transport handles (UCX's emulated atomics and puts, which complete only when
+    // this PE progresses) counts as activity, like a request: the proxy is this PE's
+    // progress engine while its Python thread computes or sleeps in a wait, so it polls
+    // on while peers are active instead of dozing between their operations.
     const long spin_rounds = s_.config.SPIN_ITERS + 64;
     const long doze_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
-    long idle_rounds = 0;
     for (;;) {
-      const int k = ring_.poll(req);
-      if (k > 0) {
-        try {
-          const bool complete = execute(req);
-          ring_.retire(k, complete);
-        } catch (const Error& e) {
-          fail(e.status(), std::string("proxy: ") + kind_name(pyshmem_fifo_header_kind(req[0].w1)) + " request: " +
-                               e.what());
+      bool worked = false;
+      for (auto& lane : lanes_) {
+        const int k = lane->ring.poll(req);
+        if (k < 0) {
+          fail(PYSHMEM_ERR_INTERNAL, "proxy: malformed request in the FIFO (unknown kind)");
           return;
         }
-        idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
-        idle.uninterruptible();
-        idle_rounds = 0;
+        if (k == 0) continue;
+        try {
+          const bool complete = execute(*lane, req);
+          lane->ring.retire(k, complete);
+        } catch (const Error& e) {
+          fail(e.status(), std::string("proxy: ") + kind_name(pyshmem_fifo_header_kind(req[0].w1)) +
+                               (lane->gpu ? " request from a GPU kernel: " : " request: ") + e.what());
+          return;
+        }
+        worked = true;
+      }
+      if (worked) {
+        busy();
         continue;
       }
-      if (k < 0) {
-        fail(PYSHMEM_ERR_INTERNAL, "proxy: malformed request in the FIFO (unknown kind)");
-        return;
-      }
       if (stop_.load(std::memory_order_acquire)) {
-        if (ring_.idle()) {
+        if (std::all_of(lanes_.begin(), lanes_.end(), [](const auto& l) { return l->ring.idle(); })) {
           drained_ = true;
           return;
         }
         if (std::chrono::steady_clock::now() > deadline_) return;
+      }
+      const progress_hook_t progress = g_progress_hook;
+      if (progress && progress() > 0) {
+        busy();
+        continue;
       }
       if (++idle_rounds < spin_rounds) {
         idle.pause();
         continue;
       }
       check_global_exit();
-      if (g_progress_hook) g_progress_hook();
-      ring_.doze(doze_ns);
+      lanes_[0]->ring.doze(doze_ns);
     }
   }
 
   void fail(int status, const std::string& msg) {
     log_debug("%s", msg.c_str());
-    ring_.fail(status, msg);
+    for (auto& l : lanes_) l->ring.fail(status, msg);
   }
 
-  // The symmetric address at segment offset `off` in this PE's heap, checked to hold
-  // `len` bytes (requests come from device code: never trust them blindly).
-  char* sym_at(uint64_t off, uint64_t len, int pe) const {
+  // The symmetric address at segment offset `off` in this PE's segment of the lane's
+  // heap, checked to hold `len` bytes (requests come from device code: never trust
+  // them blindly).
+  char* sym_at(const Lane& lane, uint64_t off, uint64_t len, int pe) const {
     if (pe < 0 || pe >= s_.npes || !s_.route[pe])
       throw Error(PYSHMEM_ERR_PE_RANGE, "target PE " + std::to_string(pe) + " is not reachable");
-    if (off > s_.heap.size || len > s_.heap.size - off)
+    if (lane.gpu && (s_.route[pe]->caps & kCapLoadStore))
+      throw Error(PYSHMEM_ERR_INVALID_ARG, "PE " + std::to_string(pe) +
+                                               " shares this node: GPU kernels reach its GPU heap by load/store, "
+                                               "not through the proxy");
+    if (off > lane.size || len > lane.size - off)
       throw Error(PYSHMEM_ERR_NOT_SYMMETRIC, "target range (offset " + std::to_string(off) + ", " +
-                                                 std::to_string(len) +
-                                                 " bytes) is not in the symmetric heap: targets must be symmetric");
-    return s_.heap.my_base + off;
+                                                 std::to_string(len) + " bytes) is not in the symmetric " +
+                                                 (lane.gpu ? "GPU heap" : "heap") + ": targets must be symmetric");
+    return lane.base + off;
+  }
+
+  void result(Lane& lane, uint64_t value) {
+    if (!lane.ring.put_result(lane.ring.ticket(), value))
+      throw Error(PYSHMEM_ERR_TIMEOUT,
+                  "a result cell was not released by its previous owner within PYSHMEM_PROXY_TIMEOUT (a producer "
+                  "stopped waiting for its fetched value)");
   }
 
   // Executes one request. Returns true when it is complete at its target on return.
-  bool execute(const pyshmem_fifo_entry* r) {
+  bool execute(Lane& lane, const pyshmem_fifo_entry* r) {
     const int kind = pyshmem_fifo_header_kind(r[0].w1);
     const int pe = pyshmem_fifo_header_pe(r[0].w1);
     const uint32_t arg = pyshmem_fifo_header_arg(r[0].w1);
@@ -128,26 +180,33 @@ class Proxy {
     switch (kind) {
       case PYSHMEM_REQ_PUT: {
         const uint64_t n = r[1].w1;
-        s_.route[pe]->put(s_, sym_at(off, n, pe), reinterpret_cast<const void*>(r[1].w0), n, pe);
+        s_.route[pe]->put(s_, sym_at(lane, off, n, pe), reinterpret_cast<const void*>(r[1].w0), n, pe);
         break;
       }
       case PYSHMEM_REQ_GET: {
         const uint64_t n = r[1].w1;
-        s_.route[pe]->get(s_, reinterpret_cast<void*>(r[1].w0), sym_at(off, n, pe), n, pe);
+        s_.route[pe]->get(s_, reinterpret_cast<void*>(r[1].w0), sym_at(lane, off, n, pe), n, pe);
         break;
       }
-      case PYSHMEM_REQ_P: {
+      case PYSHMEM_REQ_P:
+      case PYSHMEM_REQ_G: {
         if (arg != 1 && arg != 2 && arg != 4 && arg != 8)
-          throw Error(PYSHMEM_ERR_INVALID_ARG, "p of " + std::to_string(arg) + " bytes (must be 1, 2, 4 or 8)");
-        const uint64_t bits = r[1].w0;  // little-endian hosts only, like the rest of pyshmem
-        s_.route[pe]->put(s_, sym_at(off, arg, pe), &bits, arg, pe);
-        break;
+          throw Error(PYSHMEM_ERR_INVALID_ARG, std::string(kind_name(kind)) + " of " + std::to_string(arg) +
+                                                   " bytes (must be 1, 2, 4 or 8)");
+        uint64_t bits = kind == PYSHMEM_REQ_P ? r[1].w0 : 0;  // little-endian hosts only, like the rest of pyshmem
+        if (kind == PYSHMEM_REQ_P) {
+          s_.route[pe]->put(s_, sym_at(lane, off, arg, pe), &bits, arg, pe);
+          break;
+        }
+        s_.route[pe]->get(s_, &bits, sym_at(lane, off, arg, pe), arg, pe);
+        result(lane, bits);
+        return true;  // a get: complete on return
       }
       case PYSHMEM_REQ_PUT_SIGNAL: {
         const uint64_t n = r[1].w1;
         const Transport* t = s_.route[pe];
-        char* dest = sym_at(off, n, pe);
-        char* sig = sym_at(r[2].w1, sizeof(uint64_t), pe);
+        char* dest = sym_at(lane, off, n, pe);
+        char* sig = sym_at(lane, r[2].w1, sizeof(uint64_t), pe);
         if (arg != PYSHMEM_SIGNAL_SET && arg != PYSHMEM_SIGNAL_ADD)
           throw Error(PYSHMEM_ERR_INVALID_ARG, "signal operator " + std::to_string(arg));
         t->put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe);
@@ -162,8 +221,11 @@ class Proxy {
         if (op > PYSHMEM_AMO_XOR) throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(op));
         const size_t size = PYSHMEM_DTYPE_SIZE(dtype);
         const uint64_t value = r[1].w0, cond = r[2].w0;
-        s_.route[pe]->amo(s_, AmoArgs{op, dtype, sym_at(off, size, pe), &value, &cond,
-                                      reinterpret_cast<void*>(r[1].w1), pe});
+        const bool fetching = r[1].w1 != 0;
+        uint64_t old = 0;
+        s_.route[pe]->amo(s_, AmoArgs{op, dtype, sym_at(lane, off, size, pe), &value, &cond,
+                                      fetching ? &old : nullptr, pe});
+        if (fetching) result(lane, old);
         break;
       }
       case PYSHMEM_REQ_FENCE:
@@ -171,7 +233,7 @@ class Proxy {
         return false;  // ordering only; completion is quiet's business
       case PYSHMEM_REQ_QUIET:
         for (const Transport* t : transports_) t->quiet(s_);
-        ring_.mark_complete();
+        for (auto& l : lanes_) l->ring.mark_complete();
         return true;
     }
     // Load/store transports complete on return; others wait for a QUIET request.
@@ -179,7 +241,7 @@ class Proxy {
   }
 
   State& s_;
-  FifoRing ring_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<const Transport*> transports_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -200,7 +262,7 @@ void proxy_stop_at_exit() {
 
 }  // namespace
 
-void proxy_start(State& s) {
+void proxy_start(State& s, const RingMemory* gpu_memory) {
   bool needed = s.config.PROXY_ALL;
   for (int p = 0; p < s.npes && !needed; ++p) needed = !s.route[p] || !(s.route[p]->caps & kCapLoadStore);
   if (!needed || g_proxy) return;
@@ -211,10 +273,16 @@ void proxy_start(State& s) {
   if (!(s.config.PROXY_TIMEOUT > 0))
     fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_PROXY_TIMEOUT must be a positive number of seconds");
   const auto timeout_ns = static_cast<uint64_t>(s.config.PROXY_TIMEOUT * 1e9);
-  g_proxy = std::make_unique<Proxy>(s, static_cast<uint32_t>(s.config.PROXY_FIFO_SLOTS), timeout_ns);
+  // GPU kernels need a ring of their own only when some PE's GPU heap is not mapped
+  // here (another node): same-node GPU heaps are reached by load/store.
+  bool gpu_needed = false;
+  for (int p = 0; p < s.npes && gpu_memory && s.gpu_size; ++p)
+    gpu_needed = gpu_needed || (s.route[p] && !(s.route[p]->caps & kCapLoadStore));
+  g_proxy = std::make_unique<Proxy>(s, static_cast<uint32_t>(s.config.PROXY_FIFO_SLOTS), timeout_ns,
+                                    gpu_needed ? gpu_memory : nullptr);
   static bool at_exit_registered = false;
   if (!at_exit_registered) at_exit_registered = std::atexit(proxy_stop_at_exit) == 0;
-  log_debug("proxy: started (%u slots)", g_proxy->fifo()->capacity);
+  log_debug("proxy: started (%u slots%s)", g_proxy->fifo()->capacity, gpu_needed ? ", and a ring for GPU kernels" : "");
 }
 
 void proxy_stop(State& s) {
@@ -235,23 +303,25 @@ void proxy_stop(State& s) {
 
 void proxy_wait_executed(State& s, const char* call) {
   if (!g_proxy) return;
-  pyshmem_proxy_fifo* f = g_proxy->fifo();
-  const uint64_t head = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE);
-  if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) >= head) return;
-  Backoff b(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(s.config.PROXY_TIMEOUT));
-  while (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) < head) {
-    if (const uint32_t st = __atomic_load_n(&f->status, __ATOMIC_ACQUIRE))
-      fail(static_cast<pyshmem_status>(st), call, f->message);
-    if (std::chrono::steady_clock::now() > deadline)
-      fail(PYSHMEM_ERR_TIMEOUT, call,
-           "device-API requests queued for the proxy were not executed within PYSHMEM_PROXY_TIMEOUT seconds");
-    b.pause();
+  for (size_t i = 0; i < g_proxy->lanes(); ++i) {
+    pyshmem_proxy_fifo* f = g_proxy->lane_fifo(i);
+    const uint64_t head = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) >= head) continue;
+    Backoff b(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(s.config.PROXY_TIMEOUT));
+    while (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) < head) {
+      if (const uint32_t st = __atomic_load_n(&f->status, __ATOMIC_ACQUIRE))
+        fail(static_cast<pyshmem_status>(st), call, f->message);
+      if (std::chrono::steady_clock::now() > deadline)
+        fail(PYSHMEM_ERR_TIMEOUT, call,
+             "device-API requests queued for the proxy were not executed within PYSHMEM_PROXY_TIMEOUT seconds");
+      b.pause();
+    }
   }
 }
 
-pyshmem_proxy_fifo* proxy_fifo(const State&) { return g_proxy ? g_proxy->fifo() : nullptr; }
+pyshmem_proxy_fifo* proxy_fifo(const State&, bool gpu) { return g_proxy ? g_proxy->fifo(gpu) : nullptr; }
 
 }  // namespace pyshmem

@@ -6,6 +6,7 @@
 // transport table, exactly as the host API would. Host API calls never use the proxy.
 #pragma once
 
+#include "proxy/fifo.h"
 #include "pyshmem/proxy_fifo.h"
 
 namespace pyshmem {
@@ -13,8 +14,11 @@ namespace pyshmem {
 struct State;
 
 // Starts the proxy when some peer has no load/store route or PYSHMEM_PROXY_ALL=1 (else
-// does nothing). Called at the end of init, before the device state is filled.
-void proxy_start(State& s);
+// does nothing). Called at the end of init, before the device state is filled. With a
+// GPU heap (State::gpu_size) and `gpu_memory` (pinned host memory the GPU can reach),
+// a second ring takes GPU kernels' requests for PEs whose GPU heap is on another node;
+// its requests refer to the GPU heap, and the proxy serves both rings in turn.
+void proxy_start(State& s, const RingMemory* gpu_memory);
 
 // Waits (bounded by PYSHMEM_PROXY_TIMEOUT) until every request pushed so far has been
 // executed and completed, then stops and joins the thread. Called by finalize before
@@ -22,13 +26,14 @@ void proxy_start(State& s);
 // Throws Error(TIMEOUT) when producers left reserved slots unwritten.
 void proxy_stop(State& s);
 
-// Host quiet: waits until every request pushed so far has been executed (the caller
+// Host quiet: waits until every request pushed so far (to either ring) has been executed (the caller
 // then quiets the transports, which completes them). Interruptible (Ctrl-C) and
 // bounded by PYSHMEM_PROXY_TIMEOUT; throws Error naming `call` on timeout or when the
 // proxy failed. Two loads when no request is outstanding; nothing when no proxy runs.
 void proxy_wait_executed(State& s, const char* call);
 
-// This PE's ring, or null when no proxy runs.
-pyshmem_proxy_fifo* proxy_fifo(const State& s);
+// This PE's ring for host producers (gpu = false) or for GPU kernels (gpu = true), or
+// null when there is none.
+pyshmem_proxy_fifo* proxy_fifo(const State& s, bool gpu = false);
 
 }  // namespace pyshmem

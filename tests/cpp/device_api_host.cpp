@@ -2,8 +2,14 @@
 // pyshmem::* device functions against the real runtime under shmemrun. Checks values,
 // atomics under contention from all threads of all PEs, put_signal ordering, ping-pong,
 // and that host and device barriers share their counters. Prints "OK pe=<k>".
+//
+// With TEST_GPU_STATE=1 (the cuda backend over the fake driver, whose "device memory"
+// is host memory) the threads play GPU kernels: they use the GPU device state, objects
+// in the GPU heap, and, for PEs on other nodes, the proxy ring GPU kernels push to.
 #include <pyshmem/device.cuh>
 #include <pyshmem/pyshmem.h>
+
+#include "cuda/gpu_heap.h"  // the core's GPU heap (tests link the core statically)
 
 #include <atomic>
 #include <cstdio>
@@ -23,9 +29,11 @@
 constexpr int kThreads = 4;
 constexpr int kBlock = 64;  // int64 elements per put_signal block
 static int me = -1;
+static bool gpu_state = false;  // TEST_GPU_STATE=1
 
 template <class T>
 T* sym_calloc(size_t n) {
+  if (gpu_state) return reinterpret_cast<T*>(pyshmem::gpu_malloc(n * sizeof(T), 0, true, "test"));
   void* p = nullptr;
   if (pyshmem_calloc(n, sizeof(T), &p) != PYSHMEM_SUCCESS) {
     std::fprintf(stderr, "calloc failed: %s\n", pyshmem_last_error());
@@ -41,10 +49,25 @@ void run_threads(F&& f) {
   for (auto& t : ts) t.join();
 }
 
+// A host barrier, or the device one where host and device state differ (GPU heap).
+void host_barrier() {
+  if (gpu_state) pyshmem::barrier_all();
+  else pyshmem_barrier_all();
+}
+
 int main() {
+  const char* gpu_env = std::getenv("TEST_GPU_STATE");
+  gpu_state = gpu_env && std::string(gpu_env) == "1";
   REQUIRE(pyshmem::device_init() == PYSHMEM_ERR_NOT_INIT);  // before init: refused
-  REQUIRE(pyshmem_init() == PYSHMEM_SUCCESS);
+  if (pyshmem_init() != PYSHMEM_SUCCESS) {
+    std::fprintf(stderr, "pyshmem_init failed: %s\n", pyshmem_last_error());
+    return 1;
+  }
   REQUIRE(pyshmem::device_init() == PYSHMEM_SUCCESS);
+  if (gpu_state) {
+    REQUIRE(pyshmem::gpu_device_state() != nullptr);
+    pyshmem::detail::h_state = pyshmem::gpu_device_state();
+  }
   me = pyshmem::my_pe();
   const int n = pyshmem::n_pes();
   int host_me = -1;
@@ -81,7 +104,7 @@ int main() {
     pyshmem::quiet();  // `mine` must outlive the nbi put (through the proxy it is read later)
   });
   REQUIRE(scratch[0] == 7 && scratch[1] == 8);
-  pyshmem_barrier_all();  // host barrier after a device barrier: shared epoch
+  host_barrier();  // host barrier after a device barrier: shared epoch
 
   // 2. Atomics under contention from every thread of every PE.
   constexpr int kAdds = 500;
@@ -149,7 +172,7 @@ int main() {
   }
   // 5. Alternate host and device barriers: they share the epoch counters.
   for (int i = 0; i < 20; ++i) {
-    if (i % 2) pyshmem_barrier_all();
+    if (i % 2) host_barrier();
     else pyshmem::sync_all();
   }
   // 6. quiet() completes device puts, whatever path they took: a device put_nbi, quiet,
@@ -162,7 +185,10 @@ int main() {
     for (size_t i = 0; i < kBig; ++i) src[i] = int64_t(me) * 7 + int64_t(i);
     pyshmem::put_nbi(big, src.data(), kBig, right);
     pyshmem::quiet();
-    REQUIRE(pyshmem_putmem_signal(scratch, scratch, 0, flag, 1, PYSHMEM_SIGNAL_SET, right) == PYSHMEM_SUCCESS);
+    if (gpu_state)  // host-API calls take host-heap objects only
+      pyshmem::signal_op(flag, 1, PYSHMEM_SIGNAL_SET, right);
+    else
+      REQUIRE(pyshmem_putmem_signal(scratch, scratch, 0, flag, 1, PYSHMEM_SIGNAL_SET, right) == PYSHMEM_SUCCESS);
     pyshmem::signal_wait_until(flag, PYSHMEM_CMP_EQ, 1);
     for (size_t i = 0; i < kBig; ++i) REQUIRE(big[i] == int64_t(left) * 7 + int64_t(i));
   }

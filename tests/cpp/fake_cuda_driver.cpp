@@ -394,6 +394,20 @@ CUresult fake_cuMemAlloc(CUdeviceptr* dptr, size_t size) {
   return CUDA_SUCCESS;
 }
 
+// Pinned host memory mapped into the "device": ordinary memory (the same address on
+// both sides, as with unified addressing on a real GPU).
+CUresult fake_cuMemHostAlloc(void** pp, size_t size, unsigned int) {
+  REQUIRE_INIT();
+  if (pp == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (posix_memalign(pp, 4096, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemFreeHost(void* p) {
+  std::free(p);
+  return CUDA_SUCCESS;
+}
+
 CUresult fake_cuMemFree(CUdeviceptr dptr) {
   REQUIRE_INIT();
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -492,7 +506,8 @@ const Symbol kTable[] = {
     FAKE_ENTRY(cuStreamDestroy), FAKE_ENTRY(cuStreamSynchronize),
     FAKE_ENTRY(cuPointerGetAttribute), FAKE_ENTRY(cuModuleLoadData),
     FAKE_ENTRY(cuModuleGetGlobal), FAKE_ENTRY(cuModuleGetFunction), FAKE_ENTRY(cuLaunchKernel),
-    FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal),
+    FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal), FAKE_ENTRY(cuMemHostAlloc),
+    FAKE_ENTRY(cuMemFreeHost),
 };
 
 #undef FAKE_ENTRY

@@ -23,6 +23,21 @@ def test_gpu_ring_and_all_to_all(npes):
     assert_ok(proc, npes)
 
 
+@pytest.mark.parametrize("npes", [2, 3])
+def test_gpu_kernels_reach_other_nodes_through_the_proxy(npes):
+    """The same kernels with every peer "on another node" (PYSHMEM_REMOTE_ONLY=1): GPU
+    kernels push requests to the pinned proxy ring, the proxy thread executes them with
+    UCX on the registered GPU heaps; fetched values come back through result cells."""
+    from conftest import ucx_unavailable
+
+    why = ucx_unavailable()
+    if why:
+        pytest.skip(why)
+    proc = run_pes(HERE / "programs" / "gpu_ring.py", npes, timeout=240,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M", "PYSHMEM_REMOTE_ONLY": "1"})
+    assert_ok(proc, npes)
+
+
 @pytest.mark.parametrize("npes", [1, 2])
 def test_numba_ring_example_on_the_gpu(npes):
     """examples/numba_ring.py as real Numba kernels: device.linkable() links the device

@@ -3,30 +3,12 @@ copies, module loading, backend selection) under the real launcher, against a fa
 driver built from tests/cpp/fake_cuda_driver.cpp ("device memory" is memfd-backed host
 memory; it cannot run kernels). tests/gpu covers a real GPU."""
 
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from conftest import REPO, assert_ok, run_pes, shm_entries
-
-CUDA_INCLUDE = "/usr/local/cuda/include"
-
-
-@pytest.fixture(scope="module")
-def fake_driver(tmp_path_factory):
-    cxx = shutil.which("g++") or shutil.which("c++")
-    import os
-
-    include = next((p for p in [os.environ.get("CUDA_HOME", "") + "/include", CUDA_INCLUDE]
-                    if os.path.exists(os.path.join(p, "cuda.h"))), None)
-    if cxx is None or include is None:
-        pytest.skip("needs a C++ compiler and cuda.h (the CUDA toolkit headers)")
-    out = tmp_path_factory.mktemp("fakecuda") / "libfakecuda.so"
-    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-I", include,
-                    str(REPO / "tests" / "cpp" / "fake_cuda_driver.cpp"), "-o", str(out)], check=True, timeout=300)
-    return str(out)
 
 
 def _env(driver, **extra):
@@ -50,6 +32,22 @@ def test_gpu_heap_under_the_launcher(fake_driver, npes):
     proc = run_pes("gpu_heap_ops.py", npes, timeout=120, env=_env(fake_driver))
     assert_ok(proc, npes)
     assert shm_entries() == before
+
+
+@pytest.mark.parametrize("npes", [2, 3])
+def test_gpu_heap_across_nodes_through_ucx(fake_driver, npes):
+    """The same program with every peer on "another node": GPU put/get (also with a
+    stream, and the host API's put/get/put_nbi/get_nbi on GPU arrays) go through UCX,
+    which registered each PE's GPU heap at init."""
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    from conftest import ucx_unavailable
+
+    why = ucx_unavailable()
+    if why:
+        pytest.skip(why)
+    proc = run_pes("gpu_heap_ops.py", npes, timeout=120, env=_env(fake_driver, PYSHMEM_REMOTE_ONLY="1"))
+    assert_ok(proc, npes)
 
 
 def test_auto_backend_uses_the_gpu_when_every_pe_has_one(fake_driver):

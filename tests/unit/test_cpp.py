@@ -90,13 +90,40 @@ def test_device_api_cpu_build(cpp_build, npes, path):
             assert fields["proxy"] == "no" and fields["slots"] == "0", line
 
 
+@pytest.mark.parametrize("npes", [2, 3])
+@pytest.mark.parametrize("path", ["gpu-direct", "gpu-ucx"])
+def test_device_api_with_the_gpu_state(cpp_build, fake_driver, npes, path):
+    """The same device-API program playing GPU kernels (the cuda backend over the fake
+    driver, whose "device memory" is host memory): objects in the GPU heap, the GPU
+    device state, and for PEs on other nodes (PYSHMEM_REMOTE_ONLY=1) the proxy ring that
+    GPU kernels push to, executed by the proxy through UCX with the GPU heap's keys."""
+    exe = _cccl_program(cpp_build, "device_api_host")
+    if path == "gpu-ucx":
+        _require_ucx()
+    env = {"TEST_GPU_STATE": "1", "PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_DRIVER": fake_driver,
+           "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M", "PYSHMEM_REMOTE_ONLY": "1" if path == "gpu-ucx" else "0"}
+    proc = run_pes(str(exe), npes, timeout=180, env=env)
+    if "built without the CUDA headers" in proc.stdout + proc.stderr:
+        pytest.skip("the core was built without the CUDA backend")
+    assert_ok(proc, npes)
+    for line in proc.stdout.splitlines():
+        if " OK pe=" in line:
+            fields = dict(f.split("=") for f in line.split("OK ", 1)[1].split())
+            if path == "gpu-ucx":  # every request went through the GPU kernels' ring
+                assert fields["proxy"] == "yes" and int(fields["slots"]) > 1000, line
+            else:
+                assert fields["proxy"] == "no", line
+
+
 def test_proxy_fifo(cpp_build):
-    """Multi-producer FIFO: nothing lost, duplicated, torn or reordered; bounded spins."""
+    """Multi-producer FIFO: nothing lost, duplicated, torn or reordered; bounded spins;
+    fetched values handed over through the result cells."""
     proc = subprocess.run([str(_cccl_program(cpp_build, "test_proxy_fifo"))], capture_output=True, text=True,
                           timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "test_proxy_fifo: OK" in proc.stdout
     assert "80000 requests" in proc.stdout
+    assert "result cells: 20000 fetches" in proc.stdout
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

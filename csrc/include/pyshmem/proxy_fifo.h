@@ -4,7 +4,9 @@
  * cannot load/store by pushing a request here; the PE's proxy thread (csrc/proxy/)
  * drains the ring in ticket order and performs each request with the transport that
  * routes to the target PE. Plain C layout: the ring lives in memory both sides see
- * (ordinary process memory for the CPU build, pinned host memory for GPU kernels).
+ * (ordinary process memory for the CPU build, pinned host memory for GPU kernels: the
+ * GPU heap's ring, whose offsets refer to the GPU heap). Local buffers of PUT/GET are
+ * addresses in the producer's process: host memory, or GPU global memory for kernels.
  *
  * Protocol (multi-producer, single consumer):
  *  - A producer reserves k consecutive slots with one fetch_add on `head` (its ticket t),
@@ -20,6 +22,12 @@
  *  - An idle proxy thread dozes: it sets proxy_sleeping, re-checks the ring, and waits
  *    on the futex `doorbell`; a host producer that sees proxy_sleeping after publishing
  *    bumps the doorbell and wakes it (GPU producers cannot; the doze is short).
+ *  - Fetching requests (G, fetching AMO) return their value in the result cell of
+ *    their ticket, cells[t & (capacity - 1)], which lives next to the ring (so a GPU
+ *    kernel, whose own variables the host cannot write, can read it). A cell is handed
+ *    over explicitly because a later request reuses it: the consumer waits until
+ *    cell.ticket == 0 (free), writes value, then stores ticket = t + 1 (release); the
+ *    producer waits for ticket == t + 1 (acquire), reads value and stores 0.
  *  - Every producer wait is bounded by timeout_ns and returns PYSHMEM_ERR_TIMEOUT;
  *    a failed proxy sets `status` (and `message`) and producers return that status.
  *
@@ -30,8 +38,11 @@
  *   PUT        arg 0         s1: w0 source address, w1 nbytes
  *   GET        arg 0         s1: w0 destination address, w1 nbytes  (header w0 = source)
  *   P          arg nbytes    s1: w0 value bits (1, 2, 4 or 8 bytes, little end first)
+ *   G          arg nbytes    header only; the value (1, 2, 4 or 8 bytes) comes back in
+ *                            the request's result cell
  *   PUT_SIGNAL arg sig_op    s1: as PUT; s2: w0 signal value, w1 signal's segment offset
- *   AMO        arg op|dtype<<8  s1: w0 operand, w1 result address (0: non-fetching)
+ *   AMO        arg op|dtype<<8  s1: w0 operand, w1 1 = fetching (the old value comes
+ *                               back in the result cell), 0 = not
  *                            s2: w0 compare value (COMPARE_SWAP)
  *   FENCE, QUIET             header only (pe and w0 are 0)
  */
@@ -68,7 +79,8 @@ enum pyshmem_fifo_kind {
   PYSHMEM_REQ_PUT_SIGNAL = 4,
   PYSHMEM_REQ_AMO = 5,
   PYSHMEM_REQ_FENCE = 6,
-  PYSHMEM_REQ_QUIET = 7
+  PYSHMEM_REQ_QUIET = 7,
+  PYSHMEM_REQ_G = 8
 };
 
 /* Slots used by a request of `kind` (0: not a kind). */
@@ -76,7 +88,7 @@ PYSHMEM_FIFO_FN int pyshmem_fifo_kind_slots(int kind) {
   switch (kind) {
     case PYSHMEM_REQ_PUT: case PYSHMEM_REQ_GET: case PYSHMEM_REQ_P: return 2;
     case PYSHMEM_REQ_PUT_SIGNAL: case PYSHMEM_REQ_AMO: return 3;
-    case PYSHMEM_REQ_FENCE: case PYSHMEM_REQ_QUIET: return 1;
+    case PYSHMEM_REQ_FENCE: case PYSHMEM_REQ_QUIET: case PYSHMEM_REQ_G: return 1;
     default: return 0;
   }
 }
@@ -95,6 +107,12 @@ PYSHMEM_FIFO_FN uint64_t pyshmem_fifo_lap_flag(uint64_t ticket, uint32_t capacit
 
 #define PYSHMEM_FIFO_MESSAGE_BYTES 256
 
+/* Result cell of a fetching request (protocol above). */
+typedef struct pyshmem_fifo_cell {
+  uint64_t ticket; /* 0: free; t + 1: holds the result of the request with ticket t */
+  uint64_t value;  /* the result's bits, zero-extended */
+} pyshmem_fifo_cell;
+
 /* Counters on their own cache lines: producers hammer head, the consumer writes tail. */
 typedef struct pyshmem_proxy_fifo {
   uint64_t head; /* next ticket; producers fetch_add */
@@ -109,13 +127,15 @@ typedef struct pyshmem_proxy_fifo {
   uint32_t capacity;   /* slots; a power of two >= PYSHMEM_FIFO_MAX_SLOTS */
   uint64_t timeout_ns; /* bound on every producer wait */
   pyshmem_fifo_entry* entries; /* `capacity` slots, 16-byte aligned */
+  pyshmem_fifo_cell* cells;     /* `capacity` result cells */
   char message[PYSHMEM_FIFO_MESSAGE_BYTES]; /* why the proxy failed (status != 0) */
 } pyshmem_proxy_fifo;
 
 #ifdef __cplusplus
 } /* extern "C" */
 static_assert(sizeof(pyshmem_fifo_entry) == 16, "a FIFO slot is 16 bytes");
-static_assert(sizeof(pyshmem_proxy_fifo) == 192 + 24 + PYSHMEM_FIFO_MESSAGE_BYTES, "FIFO layout is an ABI");
+static_assert(sizeof(pyshmem_fifo_cell) == 16, "a result cell is 16 bytes");
+static_assert(sizeof(pyshmem_proxy_fifo) == 192 + 32 + PYSHMEM_FIFO_MESSAGE_BYTES, "FIFO layout is an ABI");
 #else
 _Static_assert(sizeof(pyshmem_fifo_entry) == 16, "a FIFO slot is 16 bytes");
 #endif

@@ -2,8 +2,9 @@
 //
 // One UCP context and worker per PE (thread mode MULTI: the host API and the proxy
 // thread both use it). At init this PE's whole heap segment is registered
-// (ucp_mem_map), and the worker address, packed rkey and segment base of every PE are
-// exchanged through the bootstrap; an endpoint and an unpacked rkey are kept per remote
+// (ucp_mem_map), and with the cuda backend its GPU heap segment too; the worker
+// address and, per heap, the packed rkey and segment base of every PE are exchanged
+// through the bootstrap; an endpoint and an unpacked rkey are kept per remote
 // PE. Symmetric addresses translate as on the load/store path: offset in my segment =
 // offset in theirs.
 //
@@ -41,10 +42,15 @@ struct Ucx {
   const ucx::Ucp* u = nullptr;
   ucp_context_h ctx = nullptr;
   ucp_worker_h worker = nullptr;
-  ucp_mem_h memh = nullptr;
-  std::vector<ucp_ep_h> ep;         // per PE, null for PEs not reached by UCX
-  std::vector<ucp_rkey_h> rkey;     // per PE
-  std::vector<uint64_t> base;       // per PE: its segment's address in its own process
+  std::vector<ucp_ep_h> ep;  // per PE, null for PEs not reached by UCX
+  // The registered heaps: the host heap, and the GPU heap with the cuda backend.
+  struct Segment {
+    uint64_t my_base = 0, size = 0;
+    ucp_mem_h memh = nullptr;
+    std::vector<ucp_rkey_h> rkey;  // per PE
+    std::vector<uint64_t> base;    // per PE: its segment's address in its own process
+  };
+  std::vector<Segment> seg;
   // Set by operations that may still be in flight to their target after their request
   // completed (puts, non-fetching atomics); quiet flushes only then, and only the
   // endpoints marked in dirty_pe (so a flush that cannot finish names its PE).
@@ -72,9 +78,7 @@ void check(const char* what, ucs_status_t st, int pe = -1) {
   if (st != UCS_OK) ucx_fail(what, st, pe);
 }
 
-void progress_hook() {
-  if (g.worker) lib().ucp_worker_progress(g.worker);
-}
+unsigned progress_hook() { return g.worker ? lib().ucp_worker_progress(g.worker) : 0; }
 
 using Clock = std::chrono::steady_clock;
 
@@ -124,8 +128,18 @@ void mark_dirty(int pe) {
   g.dirty.store(true, std::memory_order_release);
 }
 
-uint64_t remote_addr(const State& s, const void* sym, int pe) {
-  return g.base[pe] + static_cast<uint64_t>(static_cast<const char*>(sym) - s.heap.my_base);
+// Where symmetric `sym` (an address in one of my registered heaps) is on PE pe.
+struct Remote {
+  uint64_t addr;
+  ucp_rkey_h rkey;
+};
+Remote remote(const void* sym, int pe) {
+  const uint64_t a = reinterpret_cast<uint64_t>(sym);
+  for (size_t i = g.seg.size(); i-- > 1;) {  // the GPU heap, if any; else the host heap
+    const Ucx::Segment& sg = g.seg[i];
+    if (a >= sg.my_base && a - sg.my_base < sg.size) return {sg.base[pe] + (a - sg.my_base), sg.rkey[pe]};
+  }
+  return {g.seg[0].base[pe] + (a - g.seg[0].my_base), g.seg[0].rkey[pe]};
 }
 
 // ---- the table's operations ----
@@ -153,47 +167,67 @@ void ucx_setup(State& s) {
   wp.thread_mode = UCS_THREAD_MODE_MULTI;
   check("ucp_worker_create", lib().ucp_worker_create(g.ctx, &wp, &g.worker));
 
-  ucp_mem_map_params_t mp{};
-  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  mp.address = s.heap.my_base;
-  mp.length = s.heap.size;
-  check("ucp_mem_map (registering the symmetric heap)", lib().ucp_mem_map(g.ctx, &mp, &g.memh));
-
-  // My card: [u64 heap base][u64 address length][address][rkey].
+  g.seg.resize(s.gpu_size ? 2 : 1);
+  g.seg[0].my_base = reinterpret_cast<uint64_t>(s.heap.my_base);
+  g.seg[0].size = s.heap.size;
+  if (s.gpu_size) {
+    g.seg[1].my_base = s.gpu_base;  // UCX detects it as GPU memory (host memory with the test driver)
+    g.seg[1].size = s.gpu_size;
+  }
+  // My card: [u64 address length][worker address], then per heap [u64 base][u64 rkey length][rkey].
   ucp_address_t* addr = nullptr;
   size_t addr_len = 0;
   check("ucp_worker_get_address", lib().ucp_worker_get_address(g.worker, &addr, &addr_len));
-  void* rkey_buf = nullptr;
-  size_t rkey_len = 0;
-  check("ucp_rkey_pack", lib().ucp_rkey_pack(g.ctx, g.memh, &rkey_buf, &rkey_len));
-  std::string card(16, '\0');
-  const uint64_t base = reinterpret_cast<uint64_t>(s.heap.my_base), alen = addr_len;
-  std::memcpy(&card[0], &base, 8);
-  std::memcpy(&card[8], &alen, 8);
+  std::string card;
+  auto put_u64 = [&card](uint64_t v) { card.append(reinterpret_cast<const char*>(&v), 8); };
+  put_u64(addr_len);
   card.append(reinterpret_cast<const char*>(addr), addr_len);
-  card.append(static_cast<const char*>(rkey_buf), rkey_len);
   lib().ucp_worker_release_address(g.worker, addr);
-  lib().ucp_rkey_buffer_release(rkey_buf);
+  for (Ucx::Segment& sg : g.seg) {
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = reinterpret_cast<void*>(sg.my_base);
+    mp.length = sg.size;
+    check(&sg == &g.seg[0] ? "ucp_mem_map (registering the symmetric heap)"
+                           : "ucp_mem_map (registering the GPU symmetric heap; this UCX may lack CUDA support)",
+          lib().ucp_mem_map(g.ctx, &mp, &sg.memh));
+    void* rkey_buf = nullptr;
+    size_t rkey_len = 0;
+    check("ucp_rkey_pack", lib().ucp_rkey_pack(g.ctx, sg.memh, &rkey_buf, &rkey_len));
+    put_u64(sg.my_base);
+    put_u64(rkey_len);
+    card.append(static_cast<const char*>(rkey_buf), rkey_len);
+    lib().ucp_rkey_buffer_release(rkey_buf);
+    sg.rkey.assign(s.npes, nullptr);
+    sg.base.assign(s.npes, 0);
+  }
 
   const std::vector<std::string> cards = s.boot->allgather(card);
   g.ep.assign(s.npes, nullptr);
-  g.rkey.assign(s.npes, nullptr);
-  g.base.assign(s.npes, 0);
   for (int p = 0; p < s.npes; ++p) {
     if (s.route[p] != &kUcxTransport) continue;
-    const std::string& c = cards[p];
-    uint64_t pb = 0, pl = 0;
-    std::memcpy(&pb, &c[0], 8);
-    std::memcpy(&pl, &c[8], 8);
-    g.base[p] = pb;
+    const char* c = cards[p].data();
+    auto get_u64 = [&c] {
+      uint64_t v = 0;
+      std::memcpy(&v, c, 8);
+      c += 8;
+      return v;
+    };
+    const uint64_t alen = get_u64();
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep.address = reinterpret_cast<const ucp_address_t*>(&c[16]);
+    ep.address = reinterpret_cast<const ucp_address_t*>(c);
+    c += alen;
     // err_mode NONE: shared-memory transports (and AMO over them) support no other mode
     check("ucp_ep_create", lib().ucp_ep_create(g.worker, &ep, &g.ep[p]), p);
-    check("ucp_ep_rkey_unpack", lib().ucp_ep_rkey_unpack(g.ep[p], &c[16 + pl], &g.rkey[p]), p);
+    for (Ucx::Segment& sg : g.seg) {
+      sg.base[p] = get_u64();
+      const uint64_t rlen = get_u64();
+      check("ucp_ep_rkey_unpack", lib().ucp_ep_rkey_unpack(g.ep[p], c, &sg.rkey[p]), p);
+      c += rlen;
+    }
   }
-  g.dirty_pe.reset(new std::atomic<uint8_t>[s.npes]());
+  g.dirty_pe.reset(new std::atomic<uint8_t>[static_cast<size_t>(std::max(s.npes, 1))]());
   g.timeout_s = s.config.TRANSPORT_TIMEOUT;
   if (!(g.timeout_s > 0))
     fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
@@ -211,8 +245,10 @@ void ucx_teardown(State& s) {
   } catch (const Error&) {
   }
   g_progress_hook = nullptr;
+  for (Ucx::Segment& sg : g.seg)
+    for (ucp_rkey_h k : sg.rkey)
+      if (k) lib().ucp_rkey_destroy(k);
   for (size_t p = 0; p < g.ep.size(); ++p) {
-    if (g.rkey[p]) lib().ucp_rkey_destroy(g.rkey[p]);
     if (!g.ep[p]) continue;
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -223,16 +259,15 @@ void ucx_teardown(State& s) {
       lib().ucp_request_free(r);
     }
   }
-  if (g.memh) lib().ucp_mem_unmap(g.ctx, g.memh);
+  for (Ucx::Segment& sg : g.seg)
+    if (sg.memh) lib().ucp_mem_unmap(g.ctx, sg.memh);
   lib().ucp_worker_destroy(g.worker);
   lib().ucp_cleanup(g.ctx);
   const ucx::Ucp* u = g.u;
   g.ctx = nullptr;
   g.worker = nullptr;
-  g.memh = nullptr;
   g.ep.clear();
-  g.rkey.clear();
-  g.base.clear();
+  g.seg.clear();
   g.dirty = false;
   g.dirty_pe.reset();
   g.pending.clear();
@@ -242,7 +277,8 @@ void ucx_teardown(State& s) {
 void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
   mark_dirty(pe);
   ucp_request_param_t prm{};
-  wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm), pe);
+  const Remote r = remote(dest, pe);
+  wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm), pe);
 }
 
 // Returns without waiting: the request (if UCX did not complete it in place) is kept
@@ -250,7 +286,8 @@ void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
 void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
   mark_dirty(pe);
   ucp_request_param_t prm{};
-  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], src, n, remote_addr(s, dest, pe), g.rkey[pe], &prm);
+  const Remote r = remote(dest, pe);
+  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm);
   if (req == nullptr) return;
   if (UCS_PTR_IS_ERR(req)) ucx_fail("put_nbi", UCS_PTR_STATUS(req), pe);
   std::lock_guard<std::mutex> lock(g.pending_mu);
@@ -259,7 +296,8 @@ void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
   ucp_request_param_t prm{};
-  wait("get", lib().ucp_get_nbx(g.ep[pe], dest, n, remote_addr(s, src, pe), g.rkey[pe], &prm), pe);
+  const Remote r = remote(src, pe);
+  wait("get", lib().ucp_get_nbx(g.ep[pe], dest, n, r.addr, r.rkey, &prm), pe);
 }
 
 void ucx_amo(State& s, const AmoArgs& a) {
@@ -303,9 +341,8 @@ void ucx_amo(State& s, const AmoArgs& a) {
     prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     prm.reply_buffer = &reply;
   }
-  wait("atomic", lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, remote_addr(s, a.dest, a.pe), g.rkey[a.pe],
-                                         &prm),
-       a.pe);
+  const Remote r = remote(a.dest, a.pe);
+  wait("atomic", lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, r.addr, r.rkey, &prm), a.pe);
   if (a.fetch) std::memcpy(a.fetch, &reply, size);
 }
 

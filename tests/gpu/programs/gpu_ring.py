@@ -1,7 +1,8 @@
 """Several PEs sharing one GPU (or one GPU each) through the cuda backend: symmetric GPU
 arrays, a CUDA C++ kernel that sends a block to the right neighbour with
 put_signal_nbi_block and waits for the left one's, an all-to-all of p() from one
-thread per PE, and host put/get on a stream. Prints "OK pe=<k>" (tests/gpu)."""
+thread per PE, fetching atomics and g toward PE 0, and host put/get on a stream.
+Prints "OK pe=<k>" (tests/gpu)."""
 
 import numpy as np
 
@@ -25,6 +26,14 @@ extern "C" __global__ void all_to_all(long long* slots) {
   for (int pe = threadIdx.x; pe < npes; pe += blockDim.x) pyshmem::p(&slots[me], (long long)(me * 10 + pe), pe);
   pyshmem::quiet();
 }
+extern "C" __global__ void fetch_ops(long long* counter, long long* out) {
+  if (threadIdx.x == 0) {  // fetched values come back in the proxy's result cells when PE 0 is remote
+    const int me = pyshmem::my_pe();
+    out[0] = pyshmem::atomic_fetch_add(counter, (long long)(me + 1), 0);
+    out[1] = pyshmem::g(counter, 0);
+    pyshmem::quiet();
+  }
+}
 """
 
 me, n = shmem.my_pe(), shmem.n_pes()
@@ -45,6 +54,15 @@ assert int(sig.copy_to_host()[0]) == 3
 pc.launch(mod.get_kernel("all_to_all"), 1, 64, slots)
 shmem.barrier_all()
 assert slots.copy_to_host().tolist() == [pe * 10 + me for pe in range(n)]
+counter = pc.zeros(1, np.int64)
+fetched = pc.zeros(2, np.int64)
+shmem.barrier_all()
+pc.launch(mod.get_kernel("fetch_ops"), 1, 32, counter, fetched)
+old, seen = fetched.copy_to_host().tolist()
+assert 0 <= old and seen >= old + me + 1, (old, seen)
+shmem.barrier_all()
+if me == 0:
+    assert int(counter.copy_to_host()[0]) == n * (n + 1) // 2
 host = np.zeros(N, np.float32)
 pc.get(host, inbox, (me + 1) % n, stream=0)
 assert np.array_equal(host, np.arange(N, dtype=np.float32) + 1000 * me)

@@ -7,7 +7,10 @@
 //  - blocking put / put_signal: return once the proxy has executed the request, so the
 //    source may be reused; nbi forms return once the request is in the ring (the source
 //    must stay unchanged until quiet()).
-//  - get, g and fetching atomics: return once the result is in place.
+//  - get, g and fetching atomics: return once the result is in place. g and fetching
+//    atomics get it through the ring's result cells (GPU kernels' own variables are
+//    not host-visible); a get writes the caller's buffer, so from a GPU kernel that
+//    buffer must be global memory, as must the source of a put.
 //  - fence(): later requests are executed after earlier ones (one proxy, in order).
 //  - quiet(): returns when every request pushed before it is complete at its target.
 // Every wait is bounded by the ring's timeout_ns (PYSHMEM_PROXY_TIMEOUT) and traps with
@@ -41,13 +44,14 @@ PYSHMEM_HD uint64_t now_ns() {
 #endif
 }
 
-// Waits until *counter >= target. Returns PYSHMEM_SUCCESS, the status the proxy failed
+// Polls `ready()` until it holds. Returns PYSHMEM_SUCCESS, the status the proxy failed
 // with, or PYSHMEM_ERR_TIMEOUT after f->timeout_ns.
-PYSHMEM_HD int fifo_wait_counter(pyshmem_proxy_fifo* f, uint64_t* counter, uint64_t target) {
+template <class Ready>
+PYSHMEM_HD int fifo_wait(pyshmem_proxy_fifo* f, Ready ready) {
   Backoff b;
   uint64_t start = 0;
   for (;;) {
-    if (sys_atomic<uint64_t>(*counter).load(cuda::std::memory_order_acquire) >= target) return PYSHMEM_SUCCESS;
+    if (ready()) return PYSHMEM_SUCCESS;
     const uint32_t st = sys_atomic<uint32_t>(f->status).load(cuda::std::memory_order_acquire);
     if (st) return static_cast<int>(st);
     if ((b.iter & 63) == 0) {  // read the clock every 64 polls only
@@ -57,6 +61,11 @@ PYSHMEM_HD int fifo_wait_counter(pyshmem_proxy_fifo* f, uint64_t* counter, uint6
     }
     b.pause();
   }
+}
+
+// Waits until *counter >= target (see fifo_wait).
+PYSHMEM_HD int fifo_wait_counter(pyshmem_proxy_fifo* f, uint64_t* counter, uint64_t target) {
+  return fifo_wait(f, [&] { return sys_atomic<uint64_t>(*counter).load(cuda::std::memory_order_acquire) >= target; });
 }
 
 // Reserves k slots, waits (bounded) for room, and writes the request `req[0..k)`.
@@ -170,6 +179,29 @@ PYSHMEM_HD void proxy_get(const char* call, void* dest, const void* src, size_t 
   proxy_rma(call, PYSHMEM_REQ_GET, src, dest, nbytes, pe, blocking);
 }
 
+// The result of the fetching request with ticket t, taken from its cell (which is then
+// free for the request that reuses it; protocol in pyshmem/proxy_fifo.h).
+PYSHMEM_HD uint64_t proxy_result(const char* call, pyshmem_proxy_fifo* f, uint64_t t, int pe) {
+  pyshmem_fifo_cell& c = f->cells[t & (f->capacity - 1)];
+  proxy_check(call, f,
+              fifo_wait(f, [&] { return sys_atomic<uint64_t>(c.ticket).load(cuda::std::memory_order_acquire) == t + 1; }),
+              pe);
+  const uint64_t v = sys_atomic<uint64_t>(c.value).load(cuda::std::memory_order_relaxed);
+  sys_atomic<uint64_t>(c.ticket).store(0, cuda::std::memory_order_release);
+  return v;
+}
+
+// g: the value comes back in the request's result cell (host-visible for GPU kernels).
+template <class T>
+PYSHMEM_HD T proxy_g(const char* call, const T* source, int pe) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "g moves 1, 2, 4 or 8 bytes");
+  pyshmem_proxy_fifo* f = proxy_fifo(call, pe);
+  const pyshmem_fifo_entry req[1] = {
+      entry(seg_offset(source), pyshmem_fifo_header_w1(PYSHMEM_REQ_G, pe, static_cast<uint32_t>(sizeof(T))))};
+  const uint64_t end = proxy_submit(call, f, req, pe);
+  return from_bits<T>(proxy_result(call, f, end - 1, pe));
+}
+
 // p: the value travels in the request, so the call returns at once (like a put_nbi).
 template <class T>
 PYSHMEM_HD void proxy_p(const char* call, T* dest, T value, int pe) {
@@ -197,21 +229,12 @@ template <class T>
 PYSHMEM_HD T proxy_amo(const char* call, int op, T* dest, T value, T cond, int pe, bool fetching) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics are on 4- and 8-byte types");
   pyshmem_proxy_fifo* f = proxy_fifo(call, pe);
-#if defined(__CUDA_ARCH__)
-  // The proxy writes a fetched value with host stores; a kernel's local variable is not
-  // host-visible. Fetching atomics to proxied peers arrive with the CUDA backend's
-  // pinned return cells.
-  if (fetching) trap(call, "fetching atomics to PEs behind the proxy are not supported in GPU kernels yet", pe);
-#endif
-  uint64_t result = 0;
   const uint32_t arg = static_cast<uint32_t>(op) | (static_cast<uint32_t>(dtype_of<T>()) << 8);
   const pyshmem_fifo_entry req[3] = {entry(seg_offset(dest), pyshmem_fifo_header_w1(PYSHMEM_REQ_AMO, pe, arg)),
-                                     entry(to_bits(value), fetching ? reinterpret_cast<uint64_t>(&result) : 0),
-                                     entry(to_bits(cond), 0)};
+                                     entry(to_bits(value), fetching ? 1u : 0u), entry(to_bits(cond), 0)};
   const uint64_t end = proxy_submit(call, f, req, pe);
   if (!fetching) return T();
-  proxy_wait_executed(call, f, end, pe);
-  return from_bits<T>(sys_atomic<uint64_t>(result).load(cuda::std::memory_order_acquire));
+  return from_bits<T>(proxy_result(call, f, end - 3, pe));
 }
 
 // This PE's ring when it holds requests not yet complete at their targets, else null.

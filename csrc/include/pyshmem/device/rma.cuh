@@ -134,21 +134,35 @@ PYSHMEM_HD void get_nbi_block(T* dest, const T* source, size_t nelems, int pe) {
 template <class T>
 PYSHMEM_HD void p(T* dest, T value, int pe) {
   T* d = static_cast<T*>(detail::direct_ptr("p", dest, pe));
-  if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8) {
-    if (!d) return detail::proxy_p("p", dest, value, pe);
-    detail::sys_atomic<T>(*d).store(value, cuda::std::memory_order_relaxed);
-  } else {
-    if (!d) return detail::proxy_put("p", dest, &value, sizeof(T), pe, true);
-    *d = value;
+  if (!d) {
+    if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+      return detail::proxy_p("p", dest, value, pe);
+    } else {
+#if defined(__CUDA_ARCH__)
+      detail::trap("p", "values wider than 8 bytes to PEs behind the proxy: use put from global memory", pe);
+#endif
+      return detail::proxy_put("p", dest, &value, sizeof(T), pe, true);
+    }
   }
+  if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8)
+    detail::sys_atomic<T>(*d).store(value, cuda::std::memory_order_relaxed);
+  else
+    *d = value;
 }
 template <class T>
 PYSHMEM_HD T g(const T* source, int pe) {
   T* s = static_cast<T*>(detail::direct_ptr("g", source, pe));
   if (!s) {
-    T v;
-    detail::proxy_get("g", &v, source, sizeof(T), pe, true);
-    return v;
+    if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+      return detail::proxy_g("g", source, pe);
+    } else {
+#if defined(__CUDA_ARCH__)
+      detail::trap("g", "values wider than 8 bytes from PEs behind the proxy: use get into global memory", pe);
+#endif
+      T v;
+      detail::proxy_get("g", &v, source, sizeof(T), pe, true);
+      return v;
+    }
   }
   if constexpr (cuda::std::is_arithmetic<T>::value && sizeof(T) <= 8)
     return detail::sys_atomic<T>(*s).load(cuda::std::memory_order_relaxed);
