@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace pyshmem {
@@ -23,6 +24,16 @@ extern interrupt_hook_t g_interrupt_hook;
 // Returns how many events it handled (the proxy thread keeps polling while there are).
 using progress_hook_t = unsigned (*)();
 extern progress_hook_t g_progress_hook;
+
+// Transport operations issued by this PE's own threads (not the proxy's): the proxy
+// polls the transport for incoming work only while this stays unchanged, leaving the
+// progress of a PE that is busy issuing operations to that PE's threads (two threads
+// contending for one UCX worker, on few cores, slow both down).
+extern std::atomic<uint64_t> g_transport_ops;
+extern thread_local bool t_proxy_thread;
+inline void note_transport_op() {
+  if (!t_proxy_thread) g_transport_ops.fetch_add(1, std::memory_order_relaxed);
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

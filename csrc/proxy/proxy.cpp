@@ -78,9 +78,11 @@ class Proxy {
 
  private:
   void run() {
+    t_proxy_thread = true;
     pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
     Backoff idle(0, 0);
     long idle_rounds = 0;
+    uint64_t last_ops = 0;
     // Not a Python thread: never run the interrupt hook here. Progress is polled below.
     auto busy = [&] {
       idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
@@ -128,8 +130,13 @@ class Proxy {
         }
         if (std::chrono::steady_clock::now() > deadline_) return;
       }
+      // Poll the transport only while this PE's own threads leave it alone (they
+      // progress it themselves while they issue operations).
+      const uint64_t ops = g_transport_ops.load(std::memory_order_relaxed);
+      const bool host_busy = ops != last_ops;
+      last_ops = ops;
       const progress_hook_t progress = g_progress_hook;
-      if (progress && progress() > 0) {
+      if (!host_busy && progress && progress() > 0) {
         busy();
         continue;
       }

@@ -124,6 +124,7 @@ void wait(const char* what, ucs_status_ptr_t req, int pe) { wait(what, req, pe, 
 // Marks `pe` as written since the last quiet (before the operation is issued, so a
 // concurrent quiet either flushes it or leaves the mark for the next one).
 void mark_dirty(int pe) {
+  note_transport_op();
   g.dirty_pe[pe].store(1, std::memory_order_relaxed);
   g.dirty.store(true, std::memory_order_release);
 }
@@ -295,6 +296,7 @@ void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
 }
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
+  note_transport_op();
   ucp_request_param_t prm{};
   const Remote r = remote(src, pe);
   wait("get", lib().ucp_get_nbx(g.ep[pe], dest, n, r.addr, r.rkey, &prm), pe);
@@ -333,7 +335,8 @@ void ucx_amo(State& s, const AmoArgs& a) {
     case PYSHMEM_AMO_XOR: op = UCP_ATOMIC_OP_XOR; break;
     default: throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(a.op));
   }
-  if (!need_reply) mark_dirty(a.pe);
+  if (need_reply) note_transport_op();
+  else mark_dirty(a.pe);
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
   prm.datatype = ucp_dt_make_contig(size);
@@ -363,6 +366,7 @@ void ucx_quiet(State& s) {
   // One flush per written endpoint, all started before any is waited for, so they
   // overlap like a worker flush would; one deadline for the whole quiet.
   std::vector<std::pair<ucs_status_ptr_t, int>> flushes;
+
   for (int p = 0; p < s.npes; ++p) {
     if (!g.ep[p] || !g.dirty_pe[p].exchange(0, std::memory_order_relaxed)) continue;
     ucp_request_param_t prm{};
