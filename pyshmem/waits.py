@@ -22,6 +22,12 @@ _ALL, _ANY, _SOME = 0, 1, 2
 
 
 def _vector(call, mode, blocking, ivars, cmp, value, vector, status):
+    if hasattr(ivars, "__cuda_array_interface__") and not isinstance(ivars, np.ndarray):
+        from pyshmem.errors import ShmemNotImplementedError
+
+        raise ShmemNotImplementedError(
+            f"pyshmem.{call}: ivars is a GPU array; the vector waits do not take GPU arrays yet (wait_until, test and "
+            "signal_wait_until do: wait on one element at a time, or inside a kernel with the device API)")
     if not isinstance(ivars, np.ndarray):
         raise ShmemTypeError(f"pyshmem.{call}: ivars must be a symmetric NumPy array, got {type(ivars).__name__}")
     if vector:

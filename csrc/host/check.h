@@ -30,6 +30,9 @@ inline void require_aligned(const char* call, const char* role, const void* addr
          std::string(role) + " is not aligned to " + std::to_string(align) + " bytes (a view at an odd byte offset?)");
 }
 
+// Throws unless cmp is a CMP_* constant and dtype a 16/32/64-bit integer (host/wait.cpp).
+void check_wait_args(const char* call, int dtype, int cmp);
+
 // The common prologue of a one-sided call: initialised, PE in range.
 inline State& rma_prologue(const char* call, int pe) {
   State& s = state();

@@ -82,6 +82,13 @@ enum WaitMode { kWaitAll = 0, kWaitAny = 1, kWaitSome = 2 };
 // True when ivar (one element of dtype) compares `cmp` to *value.
 bool test(const void* ivar, int dtype, int cmp, const void* value, const char* call);
 void wait_until(const void* ivar, int dtype, int cmp, const void* value, const char* call);
+
+// The same on symmetric GPU memory (cuda backend; `ivar`/`sig` are addresses in this
+// PE's GPU heap): each poll copies the variable to the host (host/gpu_wait.cpp).
+bool gpu_test(uint64_t ivar, int dtype, int cmp, const void* value, const char* call);
+void gpu_wait_until(uint64_t ivar, int dtype, int cmp, const void* value, const char* call);
+uint64_t gpu_signal_fetch(uint64_t sig, const char* call);
+uint64_t gpu_signal_wait_until(uint64_t sig, int cmp, uint64_t value, const char* call);
 // Vector forms over nelems contiguous ivars. status (nullable) excludes elements whose
 // entry is non-zero. values points at one value, or at nelems values when `vector`.
 // blocking=false tests once. Returns: for kWaitAll 1/0 (satisfied or not); for kWaitAny

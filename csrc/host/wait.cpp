@@ -16,6 +16,8 @@ bool cmp_load(const void* ivar, int cmp, const void* value) {
   return detail::compare_t(a, cmp, b);
 }
 
+}  // namespace
+
 void check_wait_args(const char* call, int dtype, int cmp) {
   if (cmp < PYSHMEM_CMP_EQ || cmp > PYSHMEM_CMP_GE)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "cmp must be one of CMP_EQ/NE/GT/LE/LT/GE (got " + std::to_string(cmp) + ")");
@@ -27,8 +29,6 @@ void check_wait_args(const char* call, int dtype, int cmp) {
       fail(PYSHMEM_ERR_TYPE, call, "wait/test variables must be 16-, 32- or 64-bit integers");
   }
 }
-
-}  // namespace
 
 bool compare(const void* a, int dtype, int cmp, const void* b) {
   switch (dtype) {

@@ -1,5 +1,6 @@
 #include "python/args.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #define PY_ARRAY_UNIQUE_SYMBOL pyshmem_ARRAY_API
@@ -131,7 +132,47 @@ bool reject_scalar(const char* call, const char* role, PyObject* obj) {
                    " is a NumPy scalar (a[i] is a copy, not the symmetric element); pass a 1-element slice a[i:i+1]");
 }
 
-bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out) {
+namespace {
+
+// Fills `out` from a GPU array's __cuda_array_interface__ (version 2+: data, typestr,
+// shape, strides). Returns false with an exception set.
+bool gpu_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) {
+  PyObject* cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
+  if (!cai) return false;
+  auto bad = [&](const char* what) {
+    Py_DECREF(cai);
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + ": __cuda_array_interface__ " + what);
+  };
+  if (!PyDict_Check(cai)) return bad("is not a dict");
+  PyObject* data = PyDict_GetItemString(cai, "data");
+  PyObject* typestr = PyDict_GetItemString(cai, "typestr");
+  PyObject* shape = PyDict_GetItemString(cai, "shape");
+  PyObject* strides = PyDict_GetItemString(cai, "strides");
+  if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !typestr || !PyUnicode_Check(typestr) || !shape ||
+      !PyTuple_Check(shape))
+    return bad("lacks data/typestr/shape");
+  const char* ts = PyUnicode_AsUTF8(typestr);
+  if (!ts || std::strlen(ts) < 3) return bad("has a bad typestr");
+  out->gpu = true;
+  out->ptr = reinterpret_cast<char*>(static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0))));
+  out->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == 1;
+  out->native = ts[0] == '<' || ts[0] == '|' || ts[0] == '=';
+  out->kind = ts[1];
+  out->itemsize = std::atoi(ts + 2);
+  out->ndim = static_cast<int>(PyTuple_GET_SIZE(shape));
+  out->nelems = 1;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i) out->nelems *= PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+  out->contiguous = !strides || strides == Py_None;
+  out->stride = out->contiguous ? out->itemsize : 0;
+  out->format.assign(1, ts[1]);
+  Py_DECREF(cai);
+  if (PyErr_Occurred()) return false;
+  return true;
+}
+
+}  // namespace
+
+bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out, bool allow_gpu) {
   if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
   if (numpy_fast(obj, out)) {
     if (writable && out->readonly)
@@ -141,11 +182,13 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
   }
   if (PyObject_GetBuffer(obj, &out->view, PyBUF_RECORDS_RO) != 0) {
     PyErr_Clear();
-    if (PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0)
+    if (PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0) {
+      if (allow_gpu) return gpu_buffer(call, role, obj, out);
       return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
-                   std::string(role) + " is a GPU array: put/get/put_nbi/get_nbi (and pyshmem.cuda.put/get) take GPU "
-                   "arrays; this call does not yet. Do it inside a kernel with the device API (pyshmem.cuda.Module, "
+                   std::string(role) + " is a GPU array: put/get/put_nbi/get_nbi, wait_until/test and "
+                   "signal_fetch/signal_wait_until (and pyshmem.cuda.put/get) take GPU arrays; this call does not yet. Do it inside a kernel with the device API (pyshmem.cuda.Module, "
                    "pyshmem.device), or on a host symmetric array");
+    }
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  std::string(role) + " must be a NumPy array (or another buffer), not " + Py_TYPE(obj)->tp_name);
   }

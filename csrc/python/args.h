@@ -32,6 +32,7 @@ struct Buffer {
   bool contiguous = false;  // C or Fortran contiguous: elements are the bytes in order
   Py_ssize_t stride = 0;    // for a 1-D view: byte stride between elements
   bool native = true;       // native byte order
+  bool gpu = false;         // a GPU array (__cuda_array_interface__): ptr is a device address
   std::string format;
 
   Buffer() = default;
@@ -53,7 +54,8 @@ bool is_ndarray(PyObject* obj);
 // Gets a buffer from `obj` (NumPy arrays are read directly, other objects through the
 // buffer protocol). `writable`: the caller will write into it (read-only views
 // are rejected with a message naming `role`). Returns false with an exception set.
-bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out);
+bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out,
+                bool allow_gpu = false);
 
 // Fails with a hint to use a[i:i+1] when obj is a NumPy scalar (used for arguments that
 // must be symmetric elements: atomic targets, wait variables, signals, locks).

@@ -19,8 +19,9 @@ bool run_nogil(F&& f) {
 }
 
 // ivar: 1-element integer buffer; fills code.
-bool get_ivar(const char* call, const char* role, PyObject* obj, Buffer* b, int* code, bool writable = false) {
-  if (!reject_scalar(call, role, obj) || !get_buffer(call, role, obj, writable, b)) return false;
+bool get_ivar(const char* call, const char* role, PyObject* obj, Buffer* b, int* code, bool writable = false,
+              bool allow_gpu = false) {
+  if (!reject_scalar(call, role, obj) || !get_buffer(call, role, obj, writable, b, allow_gpu)) return false;
   if (b->nelems != 1)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  std::string(role) + " must be a 1-element symmetric array (e.g. a[i:i+1]), got " +
@@ -40,9 +41,16 @@ PyObject* wait_or_test(bool blocking, PyObject* const* args, Py_ssize_t nargs, P
   Buffer b;
   int code, cmp;
   alignas(8) unsigned char value[8] = {};
-  if (!get_ivar(call, "ivar", a[0], &b, &code) || !parse_cmp(call, a[1], &cmp) ||
+  if (!get_ivar(call, "ivar", a[0], &b, &code, false, /*allow_gpu=*/true) || !parse_cmp(call, a[1], &cmp) ||
       !to_element(call, "value", a[2], code, value))
     return nullptr;
+  if (b.gpu) {  // symmetric GPU memory: each poll is a copy (host/gpu_wait.cpp)
+    const uint64_t at = reinterpret_cast<uint64_t>(b.data());
+    bool hit = false;
+    if (!blocking) return run_guarded([&] { hit = gpu_test(at, code, cmp, value, call); }) ? PyBool_FromLong(hit) : nullptr;
+    if (!run_nogil([&] { gpu_wait_until(at, code, cmp, value, call); })) return nullptr;
+    Py_RETURN_NONE;
+  }
   bool hit = false;
   if (!run_guarded([&] { hit = test(b.data(), code, cmp, value, call); })) return nullptr;
   if (!blocking) return PyBool_FromLong(hit);
@@ -129,7 +137,7 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 bool get_signal(const char* call, PyObject* obj, Buffer* b) {
-  if (!reject_scalar(call, "signal", obj) || !get_buffer(call, "signal", obj, false, b)) return false;
+  if (!reject_scalar(call, "signal", obj) || !get_buffer(call, "signal", obj, false, b, /*allow_gpu=*/true)) return false;
   if (b->nelems != 1 || b->itemsize != 8 || b->kind != 'u')
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  "signal must be a 1-element uint64 symmetric array (use pyshmem.new_signal())");
@@ -144,7 +152,11 @@ PyObject* py_signal_fetch(PyObject*, PyObject* const* args, Py_ssize_t nargs, Py
   if (!parse_args("signal_fetch", args, nargs, kw, names, 1, 1, a) || !ensure_init(call) || !get_signal(call, a[0], &b))
     return nullptr;
   uint64_t v = 0;
-  if (!run_guarded([&] { v = signal_fetch(reinterpret_cast<uint64_t*>(b.data()), call); })) return nullptr;
+  if (!run_guarded([&] {
+        v = b.gpu ? gpu_signal_fetch(reinterpret_cast<uint64_t>(b.data()), call)
+                  : signal_fetch(reinterpret_cast<uint64_t*>(b.data()), call);
+      }))
+    return nullptr;
   return PyLong_FromUnsignedLongLong(v);
 }
 
@@ -158,6 +170,11 @@ PyObject* py_signal_wait_until(PyObject*, PyObject* const* args, Py_ssize_t narg
   if (!parse_args("signal_wait_until", args, nargs, kw, names, 3, 3, a) || !ensure_init(call) ||
       !get_signal(call, a[0], &b) || !parse_cmp(call, a[1], &cmp) || !to_element(call, "value", a[2], PYSHMEM_UINT64, &value))
     return nullptr;
+  if (b.gpu) {
+    if (!run_nogil([&] { v = gpu_signal_wait_until(reinterpret_cast<uint64_t>(b.data()), cmp, value, call); }))
+      return nullptr;
+    return PyLong_FromUnsignedLongLong(v);
+  }
   uint64_t* sig = reinterpret_cast<uint64_t*>(b.data());
   bool hit = false;
   if (!run_guarded([&] {

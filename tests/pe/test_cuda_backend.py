@@ -50,6 +50,20 @@ def test_gpu_heap_across_nodes_through_ucx(fake_driver, npes):
     assert_ok(proc, npes)
 
 
+@pytest.mark.parametrize("remote", [False, True])
+def test_host_waits_on_gpu_memory(fake_driver, remote):
+    """wait_until/test/signal_fetch/signal_wait_until take symmetric GPU arrays."""
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    if remote:
+        from conftest import ucx_unavailable
+
+        if ucx_unavailable():
+            pytest.skip(ucx_unavailable())
+    proc = run_pes("gpu_waits.py", 2, timeout=120, env=_env(fake_driver, PYSHMEM_REMOTE_ONLY="1" if remote else "0"))
+    assert_ok(proc, 2)
+
+
 def test_auto_backend_uses_the_gpu_when_every_pe_has_one(fake_driver):
     if not _lib_has_cuda_backend():
         pytest.skip("pyshmem was built without the CUDA backend")

@@ -51,6 +51,7 @@ pc.launch(mod.get_kernel("ring"), 1, 256, inbox, outbox, np.uint64(N), sig, np.i
 left = (me - 1) % n
 assert np.array_equal(inbox.copy_to_host(), np.arange(N, dtype=np.float32) + 1000 * left)
 assert int(sig.copy_to_host()[0]) == 3
+assert shmem.signal_fetch(sig) == 3 and shmem.signal_wait_until(sig, shmem.CMP_GE, 3) == 3  # host waits on GPU memory
 pc.launch(mod.get_kernel("all_to_all"), 1, 64, slots)
 shmem.barrier_all()
 assert slots.copy_to_host().tolist() == [pe * 10 + me for pe in range(n)]

@@ -62,11 +62,12 @@ assert np.array_equal(part, row)
 expect(TypeError, "dtype int32 and source dtype int64 differ", shmem.get, np.zeros(8, np.int32), h[0], 0)
 expect(TypeError, "target must be a symmetric GPU array", shmem.put, np.zeros(8, np.int64), h[0], 0)
 expect(ValueError, "size=9 elements exceeds the target", shmem.put, h[0], np.zeros(16, np.int64), 0, size=9)
-# the rest of the host API does not take GPU arrays yet, and says so
+# the rest of the host API does not take GPU arrays yet (waits do: gpu_waits.py), and says so
 sig = pc.zeros(1, np.uint64)
 expect(NotImplementedError, "target is a GPU array", shmem.atomic_fetch_add, h[0][:1], 1, 0)
-expect(NotImplementedError, "signal is a GPU array", shmem.signal_wait_until, sig, shmem.CMP_EQ, 0)
-expect(NotImplementedError, "ivar is a GPU array", shmem.wait_until, h[0][:1], shmem.CMP_EQ, 0)
+expect(NotImplementedError, "signal is a GPU array", shmem.put_signal, shmem.zeros(8, np.int64), row, 0, sig, 1,
+       shmem.SIGNAL_SET)
+expect(NotImplementedError, "ivars is a GPU array", shmem.wait_until_any, h[0], shmem.CMP_EQ, 0)
 expect(NotImplementedError, "target is a GPU array", shmem.iput, h[0], row, 0)
 expect(ValueError, "stream= orders copies of GPU arrays", shmem.put, shmem.zeros(2, np.int64), np.zeros(2, np.int64),
        0, stream=1)
