@@ -35,6 +35,7 @@ struct GpuHeap {
   std::vector<bool> mapped;  // per PE
   std::unique_ptr<Allocator> alloc;
   pyshmem_device_state state{};
+  void* host_cell = nullptr;  // pinned: results of host-API atomics on GPU arrays
   bool active = false;
 };
 
@@ -370,6 +371,14 @@ void gpu_pinned_free(void* p) {
 }
 
 void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo) { g.state.proxy = fifo; }
+
+uint64_t gpu_host_cell(const char* call) {
+  require_init(call);
+  gpu_use(call);
+  if (!g.host_cell && !(g.host_cell = gpu_pinned_alloc(64)))
+    fail(PYSHMEM_ERR_NOMEM, call, "cannot allocate 64 bytes of pinned host memory (cuMemHostAlloc)");
+  return reinterpret_cast<uint64_t>(g.host_cell);
+}
 
 void gpu_state_upload(uint64_t handle, bool is_library, const char* call) {
   require_init(call);

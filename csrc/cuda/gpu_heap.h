@@ -79,6 +79,10 @@ const pyshmem_device_state* gpu_device_state();
 void* gpu_pinned_alloc(size_t bytes);
 void gpu_pinned_free(void* p);
 
+// Address of 64 bytes of pinned host memory kernels can store to (allocated on first
+// use, kept for the process): where the host-API atomics on GPU arrays get results.
+uint64_t gpu_host_cell(const char* call);
+
 // Points the GPU device state (uploaded into every module loaded after this) at the
 // proxy ring of GPU kernels (null: kernels reach only same-node peers).
 void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo);

@@ -33,6 +33,7 @@ const pyshmem_device_state* gpu_device_state() { return nullptr; }
 void* gpu_pinned_alloc(size_t) { return nullptr; }
 void gpu_pinned_free(void*) {}
 void gpu_state_set_proxy(pyshmem_proxy_fifo*) {}
+uint64_t gpu_host_cell(const char* call) { not_built(call); }
 void gpu_state_upload(uint64_t, bool, const char* call) { not_built(call); }
 uint64_t gpu_module_load(const std::string&, const char* call) { not_built(call); }
 uint64_t gpu_module_function(uint64_t, const std::string&, const char* call) { not_built(call); }

@@ -5,6 +5,9 @@
 // and atomic_<op>_nbi(fetch, target, [cond,] [value,] pe, ctx=None). The target is a
 // 1-element symmetric array (a[i:i+1] or a 0-d array); fetching calls return a Python
 // int or float, like shmem4py.
+#include <cstring>
+
+#include "core/state.h"
 #include "host/host.h"
 #include "python/args.h"
 #include "python/errors.h"
@@ -12,7 +15,34 @@
 
 namespace pyshmem {
 namespace py {
+
+// pyshmem._gpu_host_ops.amo, set when pyshmem.cuda is imported: runs an atomic on a GPU
+// array (a one-thread kernel) after this binding has checked every argument:
+// amo(op, dtype, address, value_bits, cond_bits, pe, fetching) -> old bits or None.
+PyObject* g_gpu_amo = nullptr;
+
 namespace {
+
+// The atomic on a GPU target through g_gpu_amo; old[8] receives a fetched value.
+bool gpu_atomic(const char* call, int op, int code, const Buffer& t, const unsigned char* value,
+                const unsigned char* cond, bool fetching, int pe, unsigned char* old) {
+  if (!g_gpu_amo)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays need pyshmem.cuda (import pyshmem.cuda)");
+  uint64_t v = 0, c = 0;
+  std::memcpy(&v, value, 8);
+  std::memcpy(&c, cond, 8);
+  PyObject* r = PyObject_CallFunction(g_gpu_amo, "iiKKKiO", op, code, static_cast<unsigned long long>(
+                                          reinterpret_cast<uintptr_t>(t.data())),
+                                      static_cast<unsigned long long>(v), static_cast<unsigned long long>(c), pe,
+                                      fetching ? Py_True : Py_False);
+  if (!r) return false;
+  if (fetching) {
+    const uint64_t bits = PyLong_AsUnsignedLongLong(r);
+    std::memcpy(old, &bits, 8);
+  }
+  Py_DECREF(r);
+  return !PyErr_Occurred();
+}
 
 enum AmoClass { kStandard, kExtended, kBitwise };
 
@@ -92,7 +122,8 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
   Buffer t, f;
   int pe;
   if (!reject_scalar(c, names[r.nbi ? 1 : 0], target_obj) ||
-      !get_buffer(c, names[r.nbi ? 1 : 0], target_obj, r.op != PYSHMEM_AMO_FETCH, &t) || !parse_pe(c, pe_obj, &pe) ||
+      !get_buffer(c, names[r.nbi ? 1 : 0], target_obj, r.op != PYSHMEM_AMO_FETCH, &t, /*allow_gpu=*/true) ||
+      !parse_pe(c, pe_obj, &pe) ||
       !check_ctx(c, ctx))
     return nullptr;
   if (t.nelems != 1)
@@ -115,6 +146,13 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
       (r.has_cond && !to_element(c, "cond", cond_obj, code, cond)))
     return nullptr;
   void* fetch_ptr = r.fetching ? (r.nbi ? static_cast<void*>(f.data()) : static_cast<void*>(old)) : nullptr;
+  if (t.gpu) {  // done (and fetched) on return; an nbi form's fetch is a host array written now
+    if (!run_guarded([&] { require_pe(c, pe); })) return nullptr;
+    if (!gpu_atomic(c, r.op, code, t, value, cond, r.fetching, pe, old)) return nullptr;
+    if (r.fetching && r.nbi) std::memcpy(fetch_ptr, old, PYSHMEM_DTYPE_SIZE(code));
+    if (r.fetching && !r.nbi) return from_element(code, old);
+    Py_RETURN_NONE;
+  }
   bool ok = run_guarded([&] {
     atomic(r.op, code, t.data(), r.has_value ? value : nullptr, r.has_cond ? cond : nullptr, fetch_ptr, pe, c);
   });

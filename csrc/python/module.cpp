@@ -25,6 +25,7 @@ namespace py {
 
 extern PyObject* g_default_ctx;
 extern PyObject* g_gpu_rma;  // python/rma_bind.cpp
+extern PyObject* g_gpu_amo;  // python/amo_bind.cpp
 static PyObject* g_auto_init = nullptr;
 
 bool ensure_init(const char* call) {
@@ -77,6 +78,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_default_ctx", [](pybind::object ctx) {
     Py_XDECREF(py::g_default_ctx);
     py::g_default_ctx = ctx.inc_ref().ptr();
+  });
+  m.def("_set_gpu_amo", [](pybind::object fn) {
+    Py_XDECREF(py::g_gpu_amo);
+    py::g_gpu_amo = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   });
   m.def("_set_gpu_rma", [](pybind::object fn) {
     Py_XDECREF(py::g_gpu_rma);
@@ -146,6 +151,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("gpu_describe", &gpu_describe);
   m.def("gpu_active", &gpu_active);
   m.def("gpu_arch", &gpu_arch);
+  m.def("gpu_host_cell", &gpu_host_cell, pybind::arg("call"));
   m.def("gpu_malloc", &gpu_malloc, pybind::arg("size"), pybind::arg("align"), pybind::arg("clear"),
         pybind::arg("call"), pybind::call_guard<pybind::gil_scoped_release>());
   m.def("gpu_free", &gpu_free, pybind::call_guard<pybind::gil_scoped_release>());

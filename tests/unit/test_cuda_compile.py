@@ -51,3 +51,11 @@ def test_info_prints_include_flags():
     flags = out.stdout.split()
     assert all(f.startswith("-I") for f in flags) and len(flags) == 2
     assert flags[0].endswith("include") and flags[1].endswith("cccl")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_host_atomics_kernel_compiles(arch):
+    """pyshmem/kernels/host_amo.cu (host-API atomics on GPU arrays) builds with NVRTC."""
+    src = (REPO / "pyshmem" / "kernels" / "host_amo.cu").read_text()
+    code = pcuda.compile(src, arch=arch, output="cubin", name="host_amo")
+    assert len(code.code) > 1000

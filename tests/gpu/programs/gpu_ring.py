@@ -1,7 +1,8 @@
 """Several PEs sharing one GPU (or one GPU each) through the cuda backend: symmetric GPU
 arrays, a CUDA C++ kernel that sends a block to the right neighbour with
 put_signal_nbi_block and waits for the left one's, an all-to-all of p() from one
-thread per PE, fetching atomics and g toward PE 0, and host put/get on a stream.
+thread per PE, fetching atomics and g toward PE 0, host-API atomics and waits on GPU
+arrays, and host put/get on a stream.
 Prints "OK pe=<k>" (tests/gpu)."""
 
 import numpy as np
@@ -64,6 +65,18 @@ assert 0 <= old and seen >= old + me + 1, (old, seen)
 shmem.barrier_all()
 if me == 0:
     assert int(counter.copy_to_host()[0]) == n * (n + 1) // 2
+# host-API atomics on GPU arrays (a one-thread kernel of pyshmem/kernels/host_amo.cu)
+hc = pc.zeros(1, np.int64)
+shmem.barrier_all()
+olds = [shmem.atomic_fetch_add(hc, me + 1, 0) for _ in range(3)]
+shmem.atomic_inc(hc, 0)
+shmem.barrier_all()
+assert all(0 <= o < 4 * n * (n + 1) for o in olds), olds
+if me == 0:
+    assert shmem.atomic_fetch(hc, 0) == 3 * n * (n + 1) // 2 + n
+    assert shmem.atomic_compare_swap(hc, 3 * n * (n + 1) // 2 + n, -1, 0) == 3 * n * (n + 1) // 2 + n
+    assert int(hc.copy_to_host()[0]) == -1
+shmem.barrier_all()
 host = np.zeros(N, np.float32)
 pc.get(host, inbox, (me + 1) % n, stream=0)
 assert np.array_equal(host, np.arange(N, dtype=np.float32) + 1000 * me)
