@@ -153,7 +153,9 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
       nbi_sources_release();
     }
     if (!nbi_source_hold(a[1])) return nullptr;
-    if (!run_guarded([&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
+    // Large puts may still copy in the call (UCX's cma protocol is synchronous): let
+    // other Python threads run meanwhile.
+    if (!run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
     Py_RETURN_NONE;
   }
   bool ok = run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] {

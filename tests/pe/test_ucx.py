@@ -21,12 +21,13 @@ def test_host_api_over_ucx(program, npes):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("npes", [2, 4])
 @pytest.mark.parametrize("demo", ["hello", "ping", "rotput", "rotget", "race_winner", "race_winner_test", "lock",
                                   "lock_oo"])
-def test_shmem4py_demo_ports_over_ucx(demo):
+def test_shmem4py_demo_ports_over_ucx(demo, npes):
     """The shmem4py demo ports (tests/unit/test_api_compat.py) with every peer remote."""
-    proc = run_pes(f"compat_{demo}.py", 2, 2, timeout=90, env=REMOTE)
-    assert_ok(proc, 2)
+    proc = run_pes(f"compat_{demo}.py", npes, npes, timeout=90, env=REMOTE)
+    assert_ok(proc, npes)
 
 
 @pytest.mark.parametrize("remote", [False, True])
