@@ -18,14 +18,24 @@ __all__ = ["amo"]
 _SOURCE = Path(__file__).resolve().parent / "kernels" / "host_amo.cu"
 _lock = threading.Lock()  # one result cell per process: one host atomic at a time
 _kernel = None
+_load_error = None  # the driver refused the module once: it will again (NVRTC is slow)
 
 
 def _host_amo_kernel():
-    global _kernel
+    global _kernel, _load_error
+    from pyshmem.errors import ShmemOSError
+
+    if _load_error is not None:
+        raise ShmemOSError(_load_error)
     if _kernel is None:
         from pyshmem.cuda import Module
 
-        _kernel = Module(_SOURCE.read_text(), name="pyshmem_host_amo", target="gpu").get_kernel("pyshmem_host_amo")
+        try:
+            module = Module(_SOURCE.read_text(), name="pyshmem_host_amo", target="gpu")
+        except ShmemOSError as exc:
+            _load_error = str(exc)
+            raise
+        _kernel = module.get_kernel("pyshmem_host_amo")
     return _kernel
 
 

@@ -12,18 +12,13 @@
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
+#include "python/gpu_hooks.h"
 
 namespace pyshmem {
 namespace py {
 
-// pyshmem._gpu_host_ops.amo, set when pyshmem.cuda is imported: runs an atomic on a GPU
-// array (a one-thread kernel) after this binding has checked every argument:
-// amo(op, dtype, address, value_bits, cond_bits, pe, fetching) -> old bits or None.
 PyObject* g_gpu_amo = nullptr;
 
-namespace {
-
-// The atomic on a GPU target through g_gpu_amo; old[8] receives a fetched value.
 bool gpu_atomic(const char* call, int op, int code, const Buffer& t, const unsigned char* value,
                 const unsigned char* cond, bool fetching, int pe, unsigned char* old) {
   if (!g_gpu_amo)
@@ -43,6 +38,9 @@ bool gpu_atomic(const char* call, int op, int code, const Buffer& t, const unsig
   Py_DECREF(r);
   return !PyErr_Occurred();
 }
+
+namespace {
+
 
 enum AmoClass { kStandard, kExtended, kBitwise };
 

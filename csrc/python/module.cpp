@@ -11,6 +11,7 @@
 #include "cuda/gpu_heap.h"
 #include "cuda/gpu_module.h"
 #include "host/host.h"
+#include "python/gpu_hooks.h"
 #include "python/nbi_sources.h"
 #include "python/args.h"
 #include "python/errors.h"
@@ -24,8 +25,6 @@ namespace pyshmem {
 namespace py {
 
 extern PyObject* g_default_ctx;
-extern PyObject* g_gpu_rma;  // python/rma_bind.cpp
-extern PyObject* g_gpu_amo;  // python/amo_bind.cpp
 static PyObject* g_auto_init = nullptr;
 
 bool ensure_init(const char* call) {

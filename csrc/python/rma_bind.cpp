@@ -5,17 +5,20 @@
 // elements. Contiguous arrays (C or Fortran order) are copied as their flat memory;
 // 1-D strided views (a[::2]) are accepted on either side and moved element-wise.
 #include <algorithm>
+#include <cstring>
 
+#include "cuda/gpu_heap.h"
 #include "host/host.h"
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
+#include "python/gpu_hooks.h"
 #include "python/nbi_sources.h"
 
 namespace pyshmem {
 namespace py {
 
-// pyshmem._gpu_arrays.host_api_rma, set at import: put/get/put_nbi/get_nbi hand calls
+// pyshmem._gpu_arrays.host_api_rma, set at import (python/gpu_hooks.h): put/get/put_nbi/get_nbi hand calls
 // with a GPU array on either side to it (the cuda backend's copies), so the NumPy fast
 // path costs one type check more and nothing else.
 PyObject* g_gpu_rma = nullptr;
@@ -63,6 +66,40 @@ bool run_maybe_nogil(Py_ssize_t bytes, F&& f) {
   return bytes < kReleaseGilBytes ? run_guarded(f) : run_guarded_nogil(f);
 }
 
+// put_signal(_nbi) with a GPU array as target, source or signal: the data with a GPU
+// copy (or a host put), a fence (the data before the signal, also toward PEs behind a
+// transport), then the signal: an atomic on the GPU (python/gpu_hooks.h) or the host.
+// Complete on return, also for the nbi form.
+PyObject* gpu_put_signal(const char* call, const Buffer& t, const Buffer& s, const Buffer& sig, size_t nbytes, bool flat,
+                         uint64_t sigval, int sigop, int pe) {
+  if (!flat)
+    return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
+                 "strided put_signal with GPU arrays is not built yet; pass contiguous arrays"),
+           nullptr;
+  if (!t.gpu && s.gpu)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 "source is a GPU array but target is host memory; put into a symmetric GPU array "
+                 "(pyshmem.cuda.zeros) or copy the source to the host first"),
+           nullptr;
+  char* td = t.data();
+  char* sd = s.data();
+  uint64_t* sp = reinterpret_cast<uint64_t*>(sig.data());
+  const int amo_op = sigop == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET;
+  if (!run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] {
+        if (t.gpu) gpu_put(reinterpret_cast<uint64_t>(td), reinterpret_cast<uint64_t>(sd), nbytes, pe, 0, call);
+        else putmem(td, sd, nbytes, pe, call);
+        fence();
+        if (!sig.gpu) atomic(amo_op, PYSHMEM_UINT64, sp, &sigval, nullptr, nullptr, pe, call);
+      }))
+    return nullptr;
+  if (sig.gpu) {
+    unsigned char v[8], c[8] = {}, old[8];
+    std::memcpy(v, &sigval, 8);
+    if (!gpu_atomic(call, amo_op, PYSHMEM_UINT64, sig, v, c, false, pe, old)) return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 // Shared by every RMA entry point. `strided`: the call takes tst/sst; `nbi`: put_nbi.
 PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bool nbi, PyObject* const* args,
               Py_ssize_t nargs, PyObject* kwnames) {
@@ -86,7 +123,8 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   Buffer t, s;
   int pe;
   Py_ssize_t size;
-  if (!get_buffer(call, "target", a[0], true, &t) || !get_buffer(call, "source", a[1], false, &s) ||
+  // put_signal takes GPU arrays here (plain put/get went to gpu_rma above).
+  if (!get_buffer(call, "target", a[0], true, &t, with_signal) || !get_buffer(call, "source", a[1], false, &s, with_signal) ||
       !parse_pe(call, a[2], &pe) || !parse_size(call, size_obj, &size) || !check_ctx(call, ctx) ||
       !same_type(call, t, "target", s, "source"))
     return nullptr;
@@ -118,7 +156,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   Buffer sigbuf;
   if (with_signal) {
     long long op;
-    if (!reject_scalar(call, "signal", a[3]) || !get_buffer(call, "signal", a[3], true, &sigbuf) ||
+    if (!reject_scalar(call, "signal", a[3]) || !get_buffer(call, "signal", a[3], true, &sigbuf, true) ||
         !to_element(call, "value", a[4], PYSHMEM_UINT64, &sigval) || !parse_int(call, "sigop", a[5], &op))
       return nullptr;
     // Validate everything before moving any data: a rejected call must not write.
@@ -128,7 +166,8 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
              nullptr;
     if (reinterpret_cast<uintptr_t>(sigbuf.data()) % sizeof(uint64_t))
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, "signal is not aligned to 8 bytes"), nullptr;
-    if (!is_symmetric(sigbuf.data(), sizeof(uint64_t)))
+    if (sigbuf.gpu ? !gpu_is_symmetric(reinterpret_cast<uint64_t>(sigbuf.data()), sizeof(uint64_t))
+                   : !is_symmetric(sigbuf.data(), sizeof(uint64_t)))
       return raise(error_class(PYSHMEM_ERR_NOT_SYMMETRIC), call,
                    "signal is not symmetric memory: allocate it with pyshmem.new_signal() (or pyshmem.array/empty/zeros/"
                    "new_array; a plain NumPy array exists only on this PE)"),
@@ -145,6 +184,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   const bool flat = ts * tst == 1 && ss * sst == 1;
   char* td = t.data();
   char* sd = s.data();
+  if (with_signal && (t.gpu || s.gpu || sigbuf.gpu)) return gpu_put_signal(call, t, s, sigbuf, nbytes, flat, sigval, sigop, pe);
   if (nbi && kind == kPut && flat && !with_signal && nbytes && putmem_nbi_deferred(pe)) {
     // Truly non-blocking (UCX): the source is read after this call returns, so it is
     // held until a quiet; past a bound the puts are completed now (OpenSHMEM allows it).

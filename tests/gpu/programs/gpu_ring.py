@@ -2,7 +2,7 @@
 arrays, a CUDA C++ kernel that sends a block to the right neighbour with
 put_signal_nbi_block and waits for the left one's, an all-to-all of p() from one
 thread per PE, fetching atomics and g toward PE 0, host-API atomics and waits on GPU
-arrays, and host put/get on a stream.
+arrays, put_signal into GPU arrays, and host put/get on a stream.
 Prints "OK pe=<k>" (tests/gpu)."""
 
 import numpy as np
@@ -76,6 +76,14 @@ if me == 0:
     assert shmem.atomic_fetch(hc, 0) == 3 * n * (n + 1) // 2 + n
     assert shmem.atomic_compare_swap(hc, 3 * n * (n + 1) // 2 + n, -1, 0) == 3 * n * (n + 1) // 2 + n
     assert int(hc.copy_to_host()[0]) == -1
+shmem.barrier_all()
+# host put_signal into a GPU array with a GPU signal: the data is there when the signal is
+box = pc.zeros(16, np.int64)
+hs = pc.zeros(1, np.uint64)
+shmem.barrier_all()
+shmem.put_signal(box, np.arange(16, dtype=np.int64) + me, (me + 1) % n, hs, 1, shmem.SIGNAL_ADD)
+assert shmem.signal_wait_until(hs, shmem.CMP_GE, 1) == 1
+assert np.array_equal(box.copy_to_host(), np.arange(16) + left)
 shmem.barrier_all()
 host = np.zeros(N, np.float32)
 pc.get(host, inbox, (me + 1) % n, stream=0)

@@ -72,9 +72,14 @@ except ImportError:
 if have_nvrtc and n == 1:  # atomics on GPU arrays run a kernel (NVRTC: slow, so once): the fake driver cannot load it
     expect(shmem.ShmemOSError, "the kernel that performs it (pyshmem/kernels/host_amo.cu) cannot be loaded",
            shmem.atomic_fetch_add, h[0][:1], 1, 0)
+    # put_signal into a GPU array: the data is copied, the GPU signal needs that kernel too
+    expect(shmem.ShmemOSError, "cannot be loaded", shmem.put_signal, h[0], row, 0, sig, 1, shmem.SIGNAL_SET)
+    assert np.array_equal(h[0].copy_to_host(), row)
 expect(TypeError, "atomics on float64 are not supported", shmem.atomic_and, pc.zeros(1, np.float64), 1, 0)
 expect(ValueError, "PE 7 is out of range", shmem.atomic_add, h[0][:1], 1, 7)
-expect(NotImplementedError, "signal is a GPU array", shmem.put_signal, shmem.zeros(8, np.int64), row, 0, sig, 1,
+expect(TypeError, "source is a GPU array but target is host memory", shmem.put_signal, shmem.zeros(8, np.int64),
+       h[0], 0, sig, 1, shmem.SIGNAL_SET)
+expect(ValueError, "signal must be a 1-element uint64", shmem.put_signal, h[0], row, 0, h[-1][:1], 1,
        shmem.SIGNAL_SET)
 expect(NotImplementedError, "ivars is a GPU array", shmem.wait_until_any, h[0], shmem.CMP_EQ, 0)
 expect(NotImplementedError, "target is a GPU array", shmem.iput, h[0], row, 0)
