@@ -22,18 +22,19 @@ _ALL, _ANY, _SOME = 0, 1, 2
 
 
 def _vector(call, mode, blocking, ivars, cmp, value, vector, status):
-    if hasattr(ivars, "__cuda_array_interface__") and not isinstance(ivars, np.ndarray):
-        from pyshmem.errors import ShmemNotImplementedError
+    on_gpu = hasattr(ivars, "__cuda_array_interface__") and not isinstance(ivars, np.ndarray)
+    if on_gpu:  # a symmetric GPU array: the compiled side polls it with copies
+        from pyshmem._gpu_arrays import _dtype_of
 
-        raise ShmemNotImplementedError(
-            f"pyshmem.{call}: ivars is a GPU array; the vector waits do not take GPU arrays yet (wait_until, test and "
-            "signal_wait_until do: wait on one element at a time, or inside a kernel with the device API)")
-    if not isinstance(ivars, np.ndarray):
-        raise ShmemTypeError(f"pyshmem.{call}: ivars must be a symmetric NumPy array, got {type(ivars).__name__}")
-    if vector:
-        values = np.ascontiguousarray(np.asarray(value, dtype=ivars.dtype).reshape(-1))
+        dtype = _dtype_of(ivars)
+    elif isinstance(ivars, np.ndarray):
+        dtype = ivars.dtype
     else:
-        values = np.asarray([value], dtype=ivars.dtype)
+        raise ShmemTypeError(f"pyshmem.{call}: ivars must be a symmetric NumPy or GPU array, got {type(ivars).__name__}")
+    if vector:
+        values = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1))
+    else:
+        values = np.asarray([value], dtype=dtype)
     if status is not None:
         status = np.ascontiguousarray(np.asarray(status, dtype=np.intc).reshape(-1))
     return lib.wait_vector("pyshmem." + call, mode, blocking, ivars, cmp, values, vector, status)

@@ -1,6 +1,8 @@
 // host/check.h: argument checks shared by the RMA, AMO, signal and wait entry points.
 #pragma once
 
+#include <vector>
+
 #include "core/error.h"
 #include "core/state.h"
 #include "host/host.h"
@@ -32,6 +34,12 @@ inline void require_aligned(const char* call, const char* role, const void* addr
 
 // Throws unless cmp is a CMP_* constant and dtype a 16/32/64-bit integer (host/wait.cpp).
 void check_wait_args(const char* call, int dtype, int cmp);
+
+// One look at the vector wait's variables at `base` (host memory: the heap itself, or a
+// copy of GPU variables): true when the wait is satisfied, with *result (and `indices`
+// for kWaitSome) as wait_vector returns them (host/wait.cpp).
+bool scan_vector(WaitMode mode, const char* base, size_t nelems, const int* status, int dtype, int cmp,
+                 const char* vals, bool vector, std::vector<size_t>* indices, size_t* result);
 
 // The common prologue of a one-sided call: initialised, PE in range.
 inline State& rma_prologue(const char* call, int pe) {

@@ -1,11 +1,13 @@
-// host/gpu_wait.cpp: wait_until / test / signal_fetch / signal_wait_until on symmetric
-// GPU memory (the cuda backend).
+// host/gpu_wait.cpp: wait_until / test / signal_fetch / signal_wait_until and the
+// vector waits on symmetric GPU memory (the cuda backend).
 //
 // The host cannot load device memory, so every poll copies the variable out of this
 // PE's GPU heap (gpu_get, a synchronous copy: it sees what kernels stored with system
 // scope and what peers' copies or UCX puts delivered before it ran). A poll costs a
 // copy (microseconds on a GPU), so waits spin little and back off to sleeps sooner than
 // waits on host memory; like those they are interruptible (Ctrl-C) and unbounded.
+#include <vector>
+
 #include "core/backoff.h"
 #include "cuda/gpu_heap.h"
 #include "host/check.h"
@@ -64,6 +66,27 @@ uint64_t gpu_signal_wait_until(uint64_t sig, int cmp, uint64_t value, const char
     return compare(&v, PYSHMEM_UINT64, cmp, &value);
   });
   return v;
+}
+
+size_t gpu_wait_vector(WaitMode mode, bool blocking, uint64_t ivars, size_t nelems, const int* status, int dtype,
+                       int cmp, const void* values, bool vector, std::vector<size_t>* indices, const char* call) {
+  check_wait_args(call, dtype, cmp);
+  const size_t elem = PYSHMEM_DTYPE_SIZE(dtype);
+  if (nelems > SIZE_MAX / elem) fail(PYSHMEM_ERR_INVALID_ARG, call, "too many ivars");
+  check_gpu_var(call, "ivars", ivars, nelems * elem);
+  std::vector<char> snapshot(nelems * elem);
+  size_t result = 0;
+  auto look = [&] {
+    if (!snapshot.empty())
+      gpu_get(reinterpret_cast<uint64_t>(snapshot.data()), ivars, snapshot.size(), state().pe, 0, call);
+    indices->clear();
+    return scan_vector(mode, snapshot.data(), nelems, status, dtype, cmp, static_cast<const char*>(values), vector,
+                       indices, &result);
+  };
+  if (look()) return result;
+  if (!blocking) return mode == kWaitAny ? SIZE_MAX : 0;
+  poll_until(look);
+  return result;
 }
 
 }  // namespace pyshmem

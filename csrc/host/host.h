@@ -89,6 +89,9 @@ bool gpu_test(uint64_t ivar, int dtype, int cmp, const void* value, const char* 
 void gpu_wait_until(uint64_t ivar, int dtype, int cmp, const void* value, const char* call);
 uint64_t gpu_signal_fetch(uint64_t sig, const char* call);
 uint64_t gpu_signal_wait_until(uint64_t sig, int cmp, uint64_t value, const char* call);
+// wait_vector's semantics on `nelems` GPU variables at `ivars` (each poll copies them all).
+size_t gpu_wait_vector(WaitMode mode, bool blocking, uint64_t ivars, size_t nelems, const int* status, int dtype,
+                       int cmp, const void* values, bool vector, std::vector<size_t>* indices, const char* call);
 // Vector forms over nelems contiguous ivars. status (nullable) excludes elements whose
 // entry is non-zero. values points at one value, or at nelems values when `vector`.
 // blocking=false tests once. Returns: for kWaitAll 1/0 (satisfied or not); for kWaitAny

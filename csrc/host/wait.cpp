@@ -57,6 +57,48 @@ void wait_until(const void* ivar, int dtype, int cmp, const void* value, const c
   while (!compare(ivar, dtype, cmp, value)) backoff.pause();
 }
 
+bool scan_vector(WaitMode mode, const char* base, size_t nelems, const int* status, int dtype, int cmp,
+                 const char* vals, bool vector, std::vector<size_t>* indices, size_t* result) {
+  const size_t elem = PYSHMEM_DTYPE_SIZE(dtype);
+  auto ok = [&](size_t i) { return compare(base + i * elem, dtype, cmp, vector ? vals + i * elem : vals); };
+  auto active = [&](size_t i) { return !status || status[i] == 0; };
+  switch (mode) {
+    case kWaitAll: {
+      bool all = true;
+      for (size_t i = 0; i < nelems && all; ++i) all = !active(i) || ok(i);
+      *result = 1;
+      return all;
+    }
+    case kWaitAny: {
+      size_t nactive = 0;
+      for (size_t i = 0; i < nelems; ++i) {
+        if (!active(i)) continue;
+        ++nactive;
+        if (ok(i)) {
+          *result = i;
+          return true;
+        }
+      }
+      *result = SIZE_MAX;
+      return nactive == 0;
+    }
+    case kWaitSome: {
+      size_t nactive = 0, found = 0;
+      for (size_t i = 0; i < nelems; ++i) {
+        if (!active(i)) continue;
+        ++nactive;
+        if (ok(i)) {
+          indices->push_back(i);
+          ++found;
+        }
+      }
+      *result = found;
+      return found > 0 || nactive == 0;
+    }
+  }
+  return true;
+}
+
 size_t wait_vector(WaitMode mode, bool blocking, const void* ivars, size_t nelems, const int* status, int dtype,
                    int cmp, const void* values, bool vector, std::vector<size_t>* indices, const char* call) {
   require_init(call);
@@ -65,44 +107,15 @@ size_t wait_vector(WaitMode mode, bool blocking, const void* ivars, size_t nelem
   if (nelems > SIZE_MAX / elem) fail(PYSHMEM_ERR_INVALID_ARG, call, "too many ivars");
   require_symmetric(call, "ivars", ivars, nelems * elem);
   require_aligned(call, "ivars", ivars, elem);
-  const char* base = static_cast<const char*>(ivars);
-  const char* vals = static_cast<const char*>(values);
-  auto ok = [&](size_t i) { return compare(base + i * elem, dtype, cmp, vector ? vals + i * elem : vals); };
-  auto active = [&](size_t i) { return !status || status[i] == 0; };
-  size_t nactive = 0;
-  for (size_t i = 0; i < nelems; ++i) nactive += active(i);
-
   const State& s = state();
   Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
-  for (;;) {
-    switch (mode) {
-      case kWaitAll: {
-        bool all = true;
-        for (size_t i = 0; i < nelems && all; ++i) all = !active(i) || ok(i);
-        if (all) return 1;
-        break;
-      }
-      case kWaitAny: {
-        if (nactive == 0) return SIZE_MAX;
-        for (size_t i = 0; i < nelems; ++i)
-          if (active(i) && ok(i)) return i;
-        break;
-      }
-      case kWaitSome: {
-        if (nactive == 0) return 0;
-        size_t found = 0;
-        for (size_t i = 0; i < nelems; ++i)
-          if (active(i) && ok(i)) {
-            indices->push_back(i);
-            ++found;
-          }
-        if (found) return found;
-        break;
-      }
-    }
+  size_t result = 0;
+  while (!scan_vector(mode, static_cast<const char*>(ivars), nelems, status, dtype, cmp,
+                      static_cast<const char*>(values), vector, indices, &result)) {
     if (!blocking) return mode == kWaitAny ? SIZE_MAX : 0;
     backoff.pause();
   }
+  return result;
 }
 
 }  // namespace pyshmem

@@ -185,9 +185,9 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
     if (PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0) {
       if (allow_gpu) return gpu_buffer(call, role, obj, out);
       return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
-                   std::string(role) + " is a GPU array: put/get/put_nbi/get_nbi, wait_until/test and "
-                   "signal_fetch/signal_wait_until (and pyshmem.cuda.put/get) take GPU arrays; this call does not yet. Do it inside a kernel with the device API (pyshmem.cuda.Module, "
-                   "pyshmem.device), or on a host symmetric array");
+                   std::string(role) + " is a GPU array, which this argument does not take yet (locks, the fetch "
+                   "buffer of the atomic *_nbi forms and the status/values of waits are host arrays). Do it inside a "
+                   "kernel with the device API (pyshmem.cuda.Module, pyshmem.device), or use a host array");
     }
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  std::string(role) + " must be a NumPy array (or another buffer), not " + Py_TYPE(obj)->tp_name);

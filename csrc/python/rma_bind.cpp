@@ -100,6 +100,32 @@ PyObject* gpu_put_signal(const char* call, const Buffer& t, const Buffer& s, con
   Py_RETURN_NONE;
 }
 
+// iput/iget with a GPU array: the symmetric side must be the GPU array (the local side
+// may be host or GPU memory); one copy per element (a GPU copy, or UCX for other nodes).
+PyObject* gpu_strided(const char* call, RmaKind kind, const Buffer& t, const Buffer& s, ptrdiff_t dst, ptrdiff_t sst,
+                      size_t nelems, size_t elem, int pe) {
+  const Buffer& sym = kind == kPut ? t : s;
+  const Buffer& local = kind == kPut ? s : t;
+  if (!sym.gpu && local.gpu)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string(kind == kPut ? "source" : "target") + " is a GPU array but the symmetric " +
+                     (kind == kPut ? "target" : "source") + " is host memory; use a symmetric GPU array "
+                     "(pyshmem.cuda.zeros) or host arrays on both sides"),
+           nullptr;
+  char* td = t.data();
+  char* sd = s.data();
+  const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
+  if (!run_maybe_nogil(static_cast<Py_ssize_t>(nelems * elem), [&] {
+        for (size_t i = 0; i < nelems; ++i) {
+          const uint64_t to = reinterpret_cast<uint64_t>(td + i * dstep), from = reinterpret_cast<uint64_t>(sd + i * sstep);
+          if (kind == kPut) gpu_put(to, from, elem, pe, 0, call);
+          else gpu_get(to, from, elem, pe, 0, call);
+        }
+      }))
+    return nullptr;
+  Py_RETURN_NONE;
+}
+
 // Shared by every RMA entry point. `strided`: the call takes tst/sst; `nbi`: put_nbi.
 PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bool nbi, PyObject* const* args,
               Py_ssize_t nargs, PyObject* kwnames) {
@@ -123,8 +149,9 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   Buffer t, s;
   int pe;
   Py_ssize_t size;
-  // put_signal takes GPU arrays here (plain put/get went to gpu_rma above).
-  if (!get_buffer(call, "target", a[0], true, &t, with_signal) || !get_buffer(call, "source", a[1], false, &s, with_signal) ||
+  // put_signal and iput/iget take GPU arrays here (plain put/get went to gpu_rma above).
+  const bool gpu_ok = with_signal || strided;
+  if (!get_buffer(call, "target", a[0], true, &t, gpu_ok) || !get_buffer(call, "source", a[1], false, &s, gpu_ok) ||
       !parse_pe(call, a[2], &pe) || !parse_size(call, size_obj, &size) || !check_ctx(call, ctx) ||
       !same_type(call, t, "target", s, "source"))
     return nullptr;
@@ -185,6 +212,8 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   char* td = t.data();
   char* sd = s.data();
   if (with_signal && (t.gpu || s.gpu || sigbuf.gpu)) return gpu_put_signal(call, t, s, sigbuf, nbytes, flat, sigval, sigop, pe);
+  if (strided && (t.gpu || s.gpu))
+    return gpu_strided(call, kind, t, s, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe);
   if (nbi && kind == kPut && flat && !with_signal && nbytes && putmem_nbi_deferred(pe)) {
     // Truly non-blocking (UCX): the source is read after this call returns, so it is
     // held until a quiet; past a bound the puts are completed now (OpenSHMEM allows it).

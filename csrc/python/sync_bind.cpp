@@ -79,7 +79,7 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   bool vector = PyObject_IsTrue(args[6]);
   Buffer iv, vals, st;
   int cmp;
-  if (!get_buffer(call, "ivars", args[3], false, &iv) || !parse_cmp(call, args[4], &cmp) ||
+  if (!get_buffer(call, "ivars", args[3], false, &iv, /*allow_gpu=*/true) || !parse_cmp(call, args[4], &cmp) ||
       !get_buffer(call, "values", args[5], false, &vals))
     return nullptr;
   const int code = dtype_code(iv);
@@ -109,8 +109,12 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   size_t r = 0;
   auto body = [&](bool block) {
     idx.clear();
-    r = wait_vector(static_cast<WaitMode>(mode), block, iv.data(), static_cast<size_t>(iv.nelems), status, code, cmp,
-                    vals.data(), vector, &idx, call);
+    if (iv.gpu)  // symmetric GPU variables: each poll copies them (host/gpu_wait.cpp)
+      r = gpu_wait_vector(static_cast<WaitMode>(mode), block, reinterpret_cast<uint64_t>(iv.data()),
+                          static_cast<size_t>(iv.nelems), status, code, cmp, vals.data(), vector, &idx, call);
+    else
+      r = wait_vector(static_cast<WaitMode>(mode), block, iv.data(), static_cast<size_t>(iv.nelems), status, code,
+                      cmp, vals.data(), vector, &idx, call);
   };
   if (!run_guarded([&] { body(false); })) return nullptr;
   bool done = mode == kWaitAll ? r == 1 : (mode == kWaitAny ? r != SIZE_MAX : r > 0);

@@ -34,7 +34,11 @@ assert np.array_equal(a.copy_to_host(), np.zeros((n, 8), np.int64))
 shmem.barrier_all()  # everyone checked the zeros before anyone writes
 
 # every PE writes its row into every PE's copy, then reads its right neighbour's copy
-row = np.arange(8, dtype=np.int64) + 100 * me
+def row_of(pe):
+    return np.arange(8, dtype=np.int64) + 100 * pe
+
+
+row = row_of(me)
 for pe in range(n):
     pc.put(a[me], row, pe, stream=0 if pe % 2 else None)
 shmem.barrier_all()
@@ -81,8 +85,25 @@ expect(TypeError, "source is a GPU array but target is host memory", shmem.put_s
        h[0], 0, sig, 1, shmem.SIGNAL_SET)
 expect(ValueError, "signal must be a 1-element uint64", shmem.put_signal, h[0], row, 0, h[-1][:1], 1,
        shmem.SIGNAL_SET)
-expect(NotImplementedError, "ivars is a GPU array", shmem.wait_until_any, h[0], shmem.CMP_EQ, 0)
-expect(NotImplementedError, "target is a GPU array", shmem.iput, h[0], row, 0)
+gl = pc.zeros(1, np.int64)
+expect(NotImplementedError, "is a GPU array, which this argument does not take", shmem.set_lock, gl)
+expect(TypeError, "is a GPU array but the symmetric target is host memory", shmem.iput, shmem.zeros(8, np.int64),
+       h[0], 0)
+shmem.barrier_all()
+
+# strided copies with GPU arrays: every other element of the right neighbour's row `me`
+st = pc.zeros((n, 8), np.int64)
+shmem.barrier_all()
+shmem.iput(st[me], row, (me + 1) % n, 2, 1, 4)  # target stride 2, source stride 1, 4 elements
+shmem.barrier_all()
+left = (me - 1) % n
+got_row = st[left].copy_to_host()
+assert got_row[0::2].tolist() == list(row_of(left)[:4]) and not got_row[1::2].any(), got_row
+back = np.zeros(8, np.int64)
+shmem.iget(back, st[me], (me + 1) % n, 1, 2, 4)  # what this PE put there, read back strided
+assert back[:4].tolist() == list(row[:4]) and not back[4:].any(), back
+shmem.barrier_all()
+pc.free(st)
 expect(ValueError, "stream= orders copies of GPU arrays", shmem.put, shmem.zeros(2, np.int64), np.zeros(2, np.int64),
        0, stream=1)
 shmem.barrier_all()

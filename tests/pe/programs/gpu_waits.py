@@ -1,6 +1,6 @@
 """Host waits on symmetric GPU memory (the cuda backend; the fake driver in CI):
-wait_until, test, signal_fetch and signal_wait_until poll with copies out of the GPU
-heap. The last PE writes PE 0's GPU variables with pyshmem.cuda.put (through UCX under
+wait_until, test, signal_fetch, signal_wait_until and the vector waits poll with copies
+out of the GPU heap. The last PE writes PE 0's GPU variables with pyshmem.cuda.put (through UCX under
 PYSHMEM_REMOTE_ONLY=1) a moment after the barrier; PE 0 waits for them. Then bad input.
 Prints "OK pe=<k>"."""
 
@@ -38,6 +38,24 @@ if me == 0:
     assert shmem.signal_fetch(sig) == 7
 shmem.barrier_all()
 
+# vector waits: the last PE fills PE 0's four flags one by one
+flags = pc.zeros(4, np.int64)
+assert shmem.test_any(flags, shmem.CMP_NE, 0) is None and shmem.test_some(flags, shmem.CMP_EQ, 1) == []
+shmem.barrier_all()
+if me == n - 1:
+    for i in (2, 0, 3, 1):
+        time.sleep(0.05)
+        pc.put(flags[i:i + 1], np.array([i + 1], np.int64), 0)
+if me == 0:
+    first = shmem.wait_until_any(flags, shmem.CMP_GT, 0)
+    assert first in (0, 1, 2, 3), first
+    shmem.wait_until_all_vector(flags, shmem.CMP_EQ, [1, 2, 3, 4])
+    assert shmem.test_all(flags, shmem.CMP_GT, 0)
+    assert shmem.wait_until_some(flags, shmem.CMP_GE, 3, status=[0, 0, 1, 0]) == [3]
+    assert shmem.test_any(flags, shmem.CMP_EQ, 9, status=[1, 1, 1, 1]) is None
+shmem.barrier_all()
+pc.free(flags)
+
 two = pc.zeros(2, np.int64)
 f = pc.zeros(1, np.float64)
 expect(ValueError, "must be a 1-element", shmem.wait_until, two, shmem.CMP_EQ, 0)
@@ -46,7 +64,7 @@ expect(ValueError, "outside the symmetric GPU heap", shmem.test, pc.GpuArray(iva
        shmem.CMP_EQ, 0)
 expect(ValueError, "signal must be a 1-element uint64", shmem.signal_fetch, two)
 expect(ValueError, "is not a comparison", shmem.wait_until, ivar, 99, 0)
-expect(NotImplementedError, "is a GPU array", shmem.wait_until_all, two, shmem.CMP_EQ, 0)
+expect(TypeError, "wait/test variables must be", shmem.test_all, f, shmem.CMP_EQ, 0)
 shmem.barrier_all()
 for a in (f, two, sig, ivar):
     pc.free(a)
