@@ -56,6 +56,7 @@ assert shmem.signal_fetch(sig) == 3 and shmem.signal_wait_until(sig, shmem.CMP_G
 pc.launch(mod.get_kernel("all_to_all"), 1, 64, slots)
 shmem.barrier_all()
 assert slots.copy_to_host().tolist() == [pe * 10 + me for pe in range(n)]
+assert shmem.test_all_vector(slots, shmem.CMP_EQ, [pe * 10 + me for pe in range(n)])  # vector test on GPU memory
 counter = pc.zeros(1, np.int64)
 fetched = pc.zeros(2, np.int64)
 shmem.barrier_all()
