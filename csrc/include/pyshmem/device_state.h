@@ -21,7 +21,8 @@
 extern "C" {
 #endif
 
-#define PYSHMEM_DEVICE_STATE_VERSION 2u
+/* Bumped when this struct or the proxy FIFO it points to changes layout (3: result cells). */
+#define PYSHMEM_DEVICE_STATE_VERSION 3u
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
 #define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
 #define PYSHMEM_STATE_PROXY_ALL 0x2u /* PYSHMEM_PROXY_ALL=1: every peer's operations use the proxy */
