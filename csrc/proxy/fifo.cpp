@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -52,19 +53,12 @@ FifoRing::~FifoRing() { free_(f_); }
 
 bool FifoRing::put_result(uint64_t t, uint64_t value) {
   pyshmem_fifo_cell& c = f_->cells[t & (f_->capacity - 1)];
-  if (load_acquire(&c.ticket) != 0) {  // the previous owner has not taken its value yet
-    timespec start{};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (unsigned i = 1; load_acquire(&c.ticket) != 0; ++i) {
-      if ((i & 1023) == 0) {
-        timespec now{};
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        const uint64_t ns = static_cast<uint64_t>(now.tv_sec - start.tv_sec) * 1000000000ull +
-                            static_cast<uint64_t>(now.tv_nsec) - static_cast<uint64_t>(start.tv_nsec);
-        if (ns > f_->timeout_ns) return false;
-        sched_yield();
-      }
-    }
+  // The previous owner has not taken its value yet: it is waiting for it, so this is short.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(f_->timeout_ns);
+  for (unsigned i = 1; load_acquire(&c.ticket) != 0; ++i) {
+    if ((i & 1023) != 0) continue;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    sched_yield();
   }
   __atomic_store_n(&c.value, value, __ATOMIC_RELAXED);
   store_release(&c.ticket, t + 1);

@@ -64,8 +64,11 @@ class Proxy {
       if (l->gpu == gpu) return l->ring.fifo();
     return nullptr;
   }
-  size_t lanes() const { return lanes_.size(); }
-  pyshmem_proxy_fifo* lane_fifo(size_t i) { return lanes_[i]->ring.fifo(); }
+  std::vector<pyshmem_proxy_fifo*> fifos() {
+    std::vector<pyshmem_proxy_fifo*> out;
+    for (auto& l : lanes_) out.push_back(l->ring.fifo());
+    return out;
+  }
 
   // Returns false when requests were still pending at the deadline.
   bool stop(std::chrono::steady_clock::time_point deadline) {
@@ -310,8 +313,7 @@ void proxy_stop(State& s) {
 
 void proxy_wait_executed(State& s, const char* call) {
   if (!g_proxy) return;
-  for (size_t i = 0; i < g_proxy->lanes(); ++i) {
-    pyshmem_proxy_fifo* f = g_proxy->lane_fifo(i);
+  for (pyshmem_proxy_fifo* f : g_proxy->fifos()) {
     const uint64_t head = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) >= head) continue;
     Backoff b(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
