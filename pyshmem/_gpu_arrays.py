@@ -221,10 +221,14 @@ def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
     """pyshmem.put/get/put_nbi/get_nbi when either array is a GPU array (called by the
     compiled fast path): the symmetric side must be a pyshmem.cuda array; `size` counts
     elements (default: as many as both hold); dtypes must match."""
-    from pyshmem.ctx import CTX_DEFAULT
+    from pyshmem.ctx import Ctx
 
-    if ctx is not None and ctx is not CTX_DEFAULT:
-        raise InvalidArgumentError(f"{call}: ctx must be None or CTX_DEFAULT for GPU arrays")
+    if ctx is not None:
+        if not isinstance(ctx, Ctx) or not ctx:
+            raise InvalidArgumentError(f"{call}: ctx must be None, CTX_DEFAULT or a live context, not {ctx!r}")
+        pe = ctx.get_team().translate_pe(int(pe)) if ctx.get_team()._handle != lib.TEAM_WORLD else pe
+        if pe < 0:
+            raise InvalidArgumentError(f"{call}: pe is not a PE of the context's team")
     sym, local = (target, source) if kind == "put" else (source, target)
     sym_role, local_role = ("target", "source") if kind == "put" else ("source", "target")
     if not isinstance(sym, GpuArray):

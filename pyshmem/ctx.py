@@ -1,53 +1,106 @@
-"""Communication contexts. Only the default context exists so far.
+"""Communication contexts (OpenSHMEM 1.5 contexts, shmem4py's ``Ctx``).
 
-``ctx=None`` and ``ctx=CTX_DEFAULT`` are accepted by every RMA/AMO/ordering call.
-Creating other contexts arrives with teams (see the project's issues); until then
-:meth:`Ctx.create` raises ``NotImplementedError``.
+Every RMA, AMO, signal and ordering call takes ``ctx=``: None or CTX_DEFAULT, or a
+context from :meth:`Ctx.create` / ``Team.create_ctx``. A context made from a team
+numbers PEs within that team (``put(x, y, 1, ctx=row_ctx)`` writes to PE 1 of the row).
+
+Completion: ``ctx.quiet()`` completes at least the operations issued on ``ctx``, and
+``ctx.fence()`` orders at least them. pyshmem implements both with the PE-wide quiet and
+fence, which the model allows (they complete/order more than required); contexts do
+not yet give independent progress or per-thread isolation. ``destroy`` completes the
+context's operations first. The CTX options (PRIVATE, SERIALIZED, NOSTORE) are hints
+and accepted.
 """
 
 from pyshmem._lib import lib
-from pyshmem.errors import ShmemNotImplementedError
+from pyshmem.errors import InvalidArgumentError
+from pyshmem.runtime import ensure_started, where
+
+_KIND_INVALID, _KIND_DEFAULT, _KIND_CREATED = 0, 1, 2
 
 
 class Ctx:
     """A communication context handle (shmem4py's ``Ctx``)."""
 
+    __slots__ = ("_kind", "_team", "_options")
+
     def __init__(self, ctx=None):
         """Copy a context (``Ctx(CTX_DEFAULT)``) or make an invalid one (``Ctx()``)."""
         if ctx is not None and not isinstance(ctx, Ctx):
             raise TypeError(f"Ctx() takes a Ctx or None, not {type(ctx).__name__}")
-        self._default = bool(ctx is not None and ctx._default)
+        self._kind = ctx._kind if ctx is not None else _KIND_INVALID
+        self._team = ctx._team if ctx is not None else lib.TEAM_WORLD
+        self._options = ctx._options if ctx is not None else 0
 
     @staticmethod
     def create(options=0, team=None):
-        """Create a new context.
+        """Create a context, on ``team`` (PE numbers relative to it) or on the world.
+
+        Args:
+            options: CTX flags (PRIVATE, SERIALIZED, NOSTORE) or 0.
+            team: a Team this PE belongs to, or None for TEAM_WORLD.
+
+        Returns:
+            A new Ctx; destroy it (or use ``with``) when done.
 
         Raises:
-            ShmemNotImplementedError: contexts other than CTX_DEFAULT are not built yet.
+            InvalidArgumentError: unknown option bits, or the team is invalid/destroyed or
+                does not include this PE.
         """
-        raise ShmemNotImplementedError(
-            "pyshmem.Ctx.create: only CTX_DEFAULT exists so far; pass ctx=None or ctx=CTX_DEFAULT"
-        )
+        from pyshmem.constants import CTX
+
+        ensure_started("Ctx.create")
+        known = int(CTX.PRIVATE | CTX.SERIALIZED | CTX.NOSTORE)
+        if int(options) & ~known:
+            raise InvalidArgumentError(
+                f"{where('Ctx.create')}: unknown option bits {int(options) & ~known:#x}; use CTX.PRIVATE/SERIALIZED/NOSTORE")
+        handle = lib.TEAM_WORLD if team is None else team._handle
+        if lib.team_my_pe(handle) < 0:
+            lib.team_check(handle, "pyshmem.Ctx.create")  # raises for invalid/destroyed teams
+            raise InvalidArgumentError(f"{where('Ctx.create')}: this PE is not a member of the team")
+        c = Ctx()
+        c._kind, c._team, c._options = _KIND_CREATED, handle, int(options)
+        return c
 
     def destroy(self):
-        """Destroy the context; a no-op for CTX_DEFAULT and invalid contexts."""
+        """Complete the context's operations, then invalidate it. No-op for CTX_DEFAULT/CTX_INVALID."""
+        if self._kind != _KIND_CREATED:
+            return
+        lib.quiet()
+        self._kind = _KIND_INVALID
+
+    def get_team(self):
+        """The team the context was created on (TEAM_WORLD for CTX_DEFAULT).
+
+        Raises:
+            InvalidArgumentError: the context is invalid or destroyed.
+        """
+        from pyshmem.team import Team, TEAM_WORLD
+
+        if self._kind == _KIND_INVALID:
+            raise InvalidArgumentError(f"{where('Ctx.get_team')}: the context is CTX_INVALID or destroyed")
+        return TEAM_WORLD if self._team == lib.TEAM_WORLD else Team._from_handle(self._team)
 
     def fence(self):
         """Order this context's operations to each PE (see pyshmem.fence)."""
-        lib.fence()
+        lib.fence(self)
 
     def quiet(self):
         """Complete this context's operations (see pyshmem.quiet)."""
-        lib.quiet()
+        lib.quiet(self)
 
     def __eq__(self, other):
-        return isinstance(other, Ctx) and other._default == self._default
+        if not isinstance(other, Ctx):
+            return NotImplemented
+        if self._kind != _KIND_CREATED or other._kind != _KIND_CREATED:
+            return self._kind == other._kind
+        return self is other
 
     def __hash__(self):
-        return hash(self._default)
+        return hash(self._kind) if self._kind != _KIND_CREATED else id(self)
 
     def __bool__(self):
-        return self._default
+        return self._kind != _KIND_INVALID
 
     def __enter__(self):
         return self
@@ -56,12 +109,12 @@ class Ctx:
         self.destroy()
 
     def __repr__(self):
-        return "CTX_DEFAULT" if self._default else "CTX_INVALID"
+        return {_KIND_INVALID: "CTX_INVALID", _KIND_DEFAULT: "CTX_DEFAULT"}.get(self._kind, f"Ctx(team={self._team})")
 
 
 CTX_INVALID = Ctx()
 CTX_DEFAULT = Ctx()
-CTX_DEFAULT._default = True
+CTX_DEFAULT._kind = _KIND_DEFAULT
 lib._set_default_ctx(CTX_DEFAULT)
 
 __all__ = ["Ctx", "CTX_DEFAULT", "CTX_INVALID"]

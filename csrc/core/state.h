@@ -70,6 +70,11 @@ struct State {
   // other nodes register it too.
   uint64_t gpu_base = 0;
   size_t gpu_size = 0;
+  // Bytes at the end of every segment (after the user heap) that hold the team slots
+  // (team/team.cpp); set before the heap is created so the user keeps the whole
+  // PYSHMEM_SYMMETRIC_SIZE.
+  size_t team_pool_bytes = 0;
+  size_t team_table_bytes = 0;  // the GPU heap also holds a copy of the team table
   std::string job_id;
 
   State();

@@ -31,6 +31,8 @@ struct GpuHeap {
   size_t reservation_len = 0;
   size_t stride = 0;  // bytes between slots (= segment size, a multiple of the granularity)
   size_t size = 0;    // bytes of each PE's segment, system area included
+  size_t team_bytes = 0;  // at the end of the segment: team slots, then the team table
+  uint32_t team_slot_bytes = 0;
   CUdeviceptr my_base = 0;
   std::vector<bool> mapped;  // per PE
   std::unique_ptr<Allocator> alloc;
@@ -147,7 +149,9 @@ void create(State& s, const std::string& token) {
   size_t gran = 0;
   PYSHMEM_CU_CHECK(*g.d, "init", cuMemGetAllocationGranularity, &gran, &prop,
                    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
-  g.size = round_up(kSysAreaBytes + s.config.CUDA_SYMMETRIC_SIZE, gran);
+  // The team slots and a copy of the team table follow the user heap (team/team.h).
+  g.team_bytes = s.team_pool_bytes + s.team_table_bytes;
+  g.size = round_up(kSysAreaBytes + s.config.CUDA_SYMMETRIC_SIZE + g.team_bytes, gran);
   g.stride = g.size;
   g.mapped.assign(s.npes, false);
   CUmemGenericAllocationHandle mine = 0;
@@ -165,6 +169,7 @@ void create(State& s, const std::string& token) {
   g.d->cuMemRelease(mine);  // the mapping keeps the memory alive
   g.my_base = g.reservation + static_cast<CUdeviceptr>(s.pe) * g.stride;
   PYSHMEM_CU_CHECK(*g.d, "init", cuMemsetD8, g.my_base, 0, kSysAreaBytes);
+  if (g.team_bytes) PYSHMEM_CU_CHECK(*g.d, "init", cuMemsetD8, g.my_base + g.size - g.team_bytes, 0, g.team_bytes);
   std::vector<int> fds = fd_exchange(s, fd, token, "gpu-heap");
   ::close(fd);
   for (int p = 0; p < s.npes; ++p) {
@@ -178,7 +183,7 @@ void create(State& s, const std::string& token) {
     g.d->cuMemRelease(h);
   }
   fill_state(s);
-  g.alloc = std::make_unique<Allocator>(kSysAreaBytes, g.size);
+  g.alloc = std::make_unique<Allocator>(kSysAreaBytes, g.size - g.team_bytes);
   g.active = true;
   s.gpu_base = g.my_base;
   s.gpu_size = g.size;
@@ -371,6 +376,32 @@ void gpu_pinned_free(void* p) {
 }
 
 void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo) { g.state.proxy = fifo; }
+
+void gpu_teams_setup(const pyshmem_team_desc* table_entries, uint32_t slot_bytes, uint32_t max_teams,
+                     uint32_t rounds) {
+  if (!g.active) return;
+  const size_t table = sizeof(pyshmem_team_desc) * max_teams;
+  g.team_slot_bytes = slot_bytes;
+  g.state.teams = reinterpret_cast<const pyshmem_team_desc*>(g.my_base + g.size - table);
+  g.state.team_pool_offset = g.size - g.team_bytes;
+  g.state.team_slot_bytes = slot_bytes;
+  g.state.max_teams = max_teams;
+  g.state.team_rounds = rounds;
+  PYSHMEM_CU_CHECK(*g.d, "init", cuMemcpy, reinterpret_cast<CUdeviceptr>(g.state.teams),
+                   reinterpret_cast<CUdeviceptr>(table_entries), table);
+}
+
+void gpu_team_update(int index, const pyshmem_team_desc& d) {
+  if (!g.active || !g.state.teams) return;
+  const CUdeviceptr at = reinterpret_cast<CUdeviceptr>(g.state.teams) + sizeof(d) * static_cast<size_t>(index);
+  PYSHMEM_CU_CHECK(*g.d, "team", cuMemcpy, at, reinterpret_cast<CUdeviceptr>(&d), sizeof d);
+}
+
+void gpu_team_slot_clear(int index) {
+  if (!g.active || !g.state.teams) return;
+  const CUdeviceptr at = g.my_base + g.state.team_pool_offset + size_t(g.team_slot_bytes) * static_cast<size_t>(index);
+  PYSHMEM_CU_CHECK(*g.d, "team", cuMemsetD8, at, 0, g.team_slot_bytes);
+}
 
 uint64_t gpu_host_cell(const char* call) {
   require_init(call);

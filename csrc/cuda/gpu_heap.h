@@ -87,6 +87,13 @@ uint64_t gpu_host_cell(const char* call);
 // proxy ring of GPU kernels (null: kernels reach only same-node peers).
 void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo);
 
+// Teams on the GPU (team/team.cpp calls these; no-ops without an active GPU heap). The
+// GPU heap ends with team slots and a copy of the team table, which the GPU device
+// state points to. Kernels see table changes from their next launch on.
+void gpu_teams_setup(const pyshmem_team_desc* table, uint32_t slot_bytes, uint32_t max_teams, uint32_t rounds);
+void gpu_team_update(int index, const pyshmem_team_desc& d);  // copies one entry to the GPU
+void gpu_team_slot_clear(int index);                             // zeroes this PE's GPU slot
+
 // Copies the device state into `pyshmem_d_state` of a loaded CUmodule, or of a
 // CUlibrary when is_library (cuda.core and Numba load code as libraries); the handle
 // as an integer. Throws when the code has no such symbol (it does not include the

@@ -33,6 +33,9 @@ const pyshmem_device_state* gpu_device_state() { return nullptr; }
 void* gpu_pinned_alloc(size_t) { return nullptr; }
 void gpu_pinned_free(void*) {}
 void gpu_state_set_proxy(pyshmem_proxy_fifo*) {}
+void gpu_teams_setup(const pyshmem_team_desc*, uint32_t, uint32_t, uint32_t) {}
+void gpu_team_update(int, const pyshmem_team_desc&) {}
+void gpu_team_slot_clear(int) {}
 uint64_t gpu_host_cell(const char* call) { not_built(call); }
 void gpu_state_upload(uint64_t, bool, const char* call) { not_built(call); }
 uint64_t gpu_module_load(const std::string&, const char* call) { not_built(call); }

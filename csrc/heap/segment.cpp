@@ -30,7 +30,7 @@ void map_slot(State& s, int pe, int fd) {
 void heap_create(State& s) {
   Heap& h = s.heap;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  h.size = round_up(s.config.SYMMETRIC_SIZE + kSysAreaBytes, page);
+  h.size = round_up(s.config.SYMMETRIC_SIZE + kSysAreaBytes + s.team_pool_bytes, page);
   h.stride = round_up(h.size, kSlotAlign);
   h.peer_base.assign(s.npes, nullptr);
 

@@ -3,8 +3,10 @@
 #include <cstring>
 #include <string>
 
+#include "coll/coll.h"
 #include "core/error.h"
 #include "host/host.h"
+#include "team/team.h"
 #include "pyshmem/pyshmem.h"
 
 namespace {
@@ -121,6 +123,60 @@ int pyshmem_fence(void) { return guard([] { fence(); }); }
 int pyshmem_quiet(void) { return guard([] { quiet(); }); }
 int pyshmem_barrier_all(void) { return guard([] { barrier_all("pyshmem_barrier_all"); }); }
 int pyshmem_sync_all(void) { return guard([] { sync_all("pyshmem_sync_all"); }); }
+
+int pyshmem_team_my_pe(int team, int* pe_out) {
+  return guard([&] { *pe_out = team_desc(team, "pyshmem_team_my_pe").my_index; });
+}
+int pyshmem_team_n_pes(int team, int* npes_out) {
+  return guard([&] { *npes_out = team_desc(team, "pyshmem_team_n_pes").size; });
+}
+int pyshmem_team_translate_pe(int src_team, int src_pe, int dest_team, int* pe_out) {
+  return guard([&] { *pe_out = team_translate_pe(src_team, src_pe, dest_team, "pyshmem_team_translate_pe"); });
+}
+int pyshmem_team_split_strided(int parent, int start, int stride, int size, const pyshmem_team_config* config,
+                               long config_mask, int* team_out) {
+  return guard([&] {
+    TeamConfig c;
+    if (config) c.num_contexts = config->num_contexts;
+    *team_out = PYSHMEM_TEAM_INVALID;
+    *team_out = team_split_strided(parent, start, stride, size, c, config ? config_mask : 0,
+                                   "pyshmem_team_split_strided");
+  });
+}
+int pyshmem_team_split_2d(int parent, int xrange, const pyshmem_team_config* xconfig, long xmask,
+                          const pyshmem_team_config* yconfig, long ymask, int* xteam_out, int* yteam_out) {
+  return guard([&] {
+    TeamConfig xc, yc;
+    if (xconfig) xc.num_contexts = xconfig->num_contexts;
+    if (yconfig) yc.num_contexts = yconfig->num_contexts;
+    *xteam_out = *yteam_out = PYSHMEM_TEAM_INVALID;
+    team_split_2d(parent, xrange, xc, xconfig ? xmask : 0, yc, yconfig ? ymask : 0, xteam_out, yteam_out,
+                  "pyshmem_team_split_2d");
+  });
+}
+int pyshmem_team_destroy(int team) { return guard([&] { team_destroy(team, "pyshmem_team_destroy"); }); }
+int pyshmem_team_sync(int team) { return guard([&] { team_sync(team, "pyshmem_team_sync"); }); }
+int pyshmem_barrier(int team) { return guard([&] { barrier(team, "pyshmem_barrier"); }); }
+
+int pyshmem_broadcastmem(int team, void* dest, const void* source, size_t nbytes, int root) {
+  return guard([&] { broadcast(team, dest, source, nbytes, root, "pyshmem_broadcastmem"); });
+}
+int pyshmem_fcollectmem(int team, void* dest, const void* source, size_t nbytes) {
+  return guard([&] { fcollect(team, dest, source, nbytes, "pyshmem_fcollectmem"); });
+}
+int pyshmem_collectmem(int team, void* dest, size_t dest_bytes, const void* source, size_t nbytes) {
+  return guard([&] { collect(team, dest, dest_bytes, source, nbytes, 1, "pyshmem_collectmem"); });
+}
+int pyshmem_alltoallmem(int team, void* dest, const void* source, size_t nbytes) {
+  return guard([&] { alltoall(team, dest, source, nbytes, "pyshmem_alltoallmem"); });
+}
+int pyshmem_alltoallsmem(int team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                         size_t elem_size) {
+  return guard([&] { alltoalls(team, dest, source, dst, sst, nelems, elem_size, "pyshmem_alltoallsmem"); });
+}
+int pyshmem_reduce(int team, void* dest, const void* source, size_t nelems, int dtype, int op) {
+  return guard([&] { reduce(team, dest, source, nelems, dtype, op, "pyshmem_reduce"); });
+}
 
 int pyshmem_set_lock(int64_t* lock) { return guard([&] { set_lock(lock, "pyshmem_set_lock"); }); }
 int pyshmem_test_lock(int64_t* lock, int* held) { return guard([&] { *held = test_lock(lock, "pyshmem_test_lock") ? 0 : 1; }); }

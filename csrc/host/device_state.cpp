@@ -5,13 +5,16 @@
 #include "core/error.h"
 #include "core/state.h"
 #include "proxy/proxy.h"
+#include "team/team.h"
 #include "pyshmem/device_state.h"
 #include "transport/transport.h"
 
 static_assert(offsetof(pyshmem_device_state, heap_base) == 16, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, peer_flags) == 48, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, proxy) == 56, "device state layout is an ABI");
-static_assert(sizeof(pyshmem_device_state) == 64, "device state layout is an ABI");
+static_assert(offsetof(pyshmem_device_state, teams) == 64, "device state layout is an ABI");
+static_assert(sizeof(pyshmem_device_state) == 96, "device state layout is an ABI");
+static_assert(sizeof(pyshmem_team_desc) == 32, "team table layout is an ABI");
 
 namespace pyshmem {
 namespace {
@@ -35,6 +38,7 @@ void device_state_fill(const State& s) {
   g_state.user_offset = kSysAreaBytes;
   g_state.peer_flags = g_peer_flags.data();
   g_state.proxy = proxy_fifo(s);
+  team_device_fill(&g_state);
 }
 
 }  // namespace pyshmem

@@ -17,6 +17,7 @@
 #include "host/host.h"
 #include "proxy/proxy.h"
 #include "pyshmem/version.h"
+#include "team/team.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -93,12 +94,15 @@ void init() {
     s.job_id = to_hex(token.substr(32, 8));
     token.resize(32);
     find_nodes(s);
+    s.team_pool_bytes = team_pool_bytes(s);
+    s.team_table_bytes = team_table_bytes(s);
     heap_create(s);
     heap_attach_peers(s, token);
     transport_route_all(s);
     gpu_heap_create(s, token);  // collective; a no-op for the cpu backend
     transport_setup_all(s);     // collective (UCX: addresses and keys of both heaps exchanged)
-    s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size);
+    s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size - s.team_pool_bytes);
+    teams_init(s);
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
@@ -128,6 +132,7 @@ void finalize() {
   s.finalized = true;
   g_global_exit_word = nullptr;
   heap_retire(s);
+  teams_finalize(s);
   s.alloc.reset();
   s.boot.reset();
 }

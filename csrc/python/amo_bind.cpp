@@ -122,7 +122,7 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (!reject_scalar(c, names[r.nbi ? 1 : 0], target_obj) ||
       !get_buffer(c, names[r.nbi ? 1 : 0], target_obj, r.op != PYSHMEM_AMO_FETCH, &t, /*allow_gpu=*/true) ||
       !parse_pe(c, pe_obj, &pe) ||
-      !check_ctx(c, ctx))
+      !check_ctx(c, ctx, &pe))
     return nullptr;
   if (t.nelems != 1)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), c,

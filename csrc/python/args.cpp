@@ -10,6 +10,7 @@
 #include "core/state.h"
 #include "python/errors.h"
 #include "pyshmem/types.h"
+#include "team/team.h"
 
 namespace pyshmem {
 namespace py {
@@ -400,13 +401,32 @@ bool parse_cmp(const char* call, PyObject* obj, int* out) {
   return true;
 }
 
-bool check_ctx(const char* call, PyObject* ctx) {
-  if (!ctx || ctx == g_default_ctx) return true;
-  // A copy of the default context (Ctx(CTX_DEFAULT)) is truthy and of the same class.
-  if (g_default_ctx && Py_TYPE(ctx) == Py_TYPE(g_default_ctx) && PyObject_IsTrue(ctx) == 1) return true;
-  return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
-               std::string("ctx=") + Py_TYPE(ctx)->tp_name +
-                   ": only ctx=None and CTX_DEFAULT exist so far (contexts arrive with teams)");
+bool check_ctx(const char* call, PyObject* ctx, int* pe) {
+  if (!ctx || ctx == Py_None || ctx == g_default_ctx) return true;
+  if (!g_default_ctx || Py_TYPE(ctx) != Py_TYPE(g_default_ctx))
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string("ctx must be a pyshmem.Ctx or None, not ") + Py_TYPE(ctx)->tp_name);
+  const int truth = PyObject_IsTrue(ctx);
+  if (truth < 0) return false;
+  if (!truth)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 "ctx is CTX_INVALID or a destroyed context; create one with pyshmem.Ctx.create()");
+  // A context made from a team numbers PEs within that team (OpenSHMEM 1.5 team contexts).
+  static PyObject* name = PyUnicode_InternFromString("_team");
+  PyObject* t = PyObject_GetAttr(ctx, name);
+  if (!t) return false;
+  const long team = PyLong_AsLong(t);
+  Py_DECREF(t);
+  if (team == -1 && PyErr_Occurred()) return false;
+  if (!pe || team == PYSHMEM_TEAM_WORLD) return true;
+  return run_guarded([&] {
+    const pyshmem_team_desc& d = team_member_desc(static_cast<int>(team), call);
+    if (*pe < 0 || *pe >= d.size)
+      fail(PYSHMEM_ERR_PE_RANGE, call,
+           "pe " + std::to_string(*pe) + " is not a PE of the context's team (team PEs are 0.." +
+               std::to_string(d.size - 1) + ")");
+    *pe = team_world_pe(d, *pe);
+  });
 }
 
 }  // namespace py

@@ -83,9 +83,10 @@ PyObject* from_element(int code, const void* p);
 // Accepts CMP members/ints (0..5) and strings ('==', 'eq', 'NE', ...).
 bool parse_cmp(const char* call, PyObject* obj, int* out);
 
-// ctx: None or CTX_DEFAULT-like objects are accepted; anything else is rejected until
-// contexts are built. Returns false with an exception set.
-bool check_ctx(const char* call, PyObject* ctx);
+// ctx: None, CTX_DEFAULT or a live context from Ctx.create. For a context made from a
+// team, *pe (when pe is not null) is a PE of that team and becomes its world PE.
+// Returns false with an exception set (destroyed/invalid context, PE outside the team).
+bool check_ctx(const char* call, PyObject* ctx, int* pe);
 
 // Prefix "<call> on PE <n>: " for messages raised from the binding.
 std::string where(const char* call);

@@ -18,6 +18,7 @@ constexpr Py_ssize_t kReleaseGilBytes = 64 * 1024;
 extern PyMethodDef kRmaMethods[];
 extern PyMethodDef kAmoMethods[];
 extern PyMethodDef kSyncMethods[];
+extern PyMethodDef kCollMethods[];  // coll_bind.cpp
 
 }  // namespace py
 }  // namespace pyshmem

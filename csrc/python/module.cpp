@@ -13,6 +13,7 @@
 #include "host/host.h"
 #include "python/gpu_hooks.h"
 #include "python/nbi_sources.h"
+#include "python/team_bind.h"
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
@@ -58,7 +59,7 @@ PYBIND11_MODULE(_C, m) {
       // the Python error is already set by the interrupt hook
     }
   });
-  for (PyMethodDef* table : {py::kRmaMethods, py::kAmoMethods, py::kSyncMethods})
+  for (PyMethodDef* table : {py::kRmaMethods, py::kAmoMethods, py::kSyncMethods, py::kCollMethods})
     if (PyModule_AddFunctions(m.ptr(), table) != 0) throw pybind::error_already_set();
 
   m.attr("VERSION") = pybind::make_tuple(PYSHMEM_VERSION_MAJOR, PYSHMEM_VERSION_MINOR, PYSHMEM_VERSION_PATCH);
@@ -178,6 +179,7 @@ PYBIND11_MODULE(_C, m) {
     gpu_launch(fn, grid.data(), block.data(), shared, stream, packed, call);
   });
   m.def("gpu_device_state_address", [] { return reinterpret_cast<uintptr_t>(gpu_device_state()); });
+  py::team_bind(m);
   m.def("bytes_free", &sym_bytes_free);
   m.def("capacity", &sym_capacity);
 }

@@ -152,7 +152,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   // put_signal and iput/iget take GPU arrays here (plain put/get went to gpu_rma above).
   const bool gpu_ok = with_signal || strided;
   if (!get_buffer(call, "target", a[0], true, &t, gpu_ok) || !get_buffer(call, "source", a[1], false, &s, gpu_ok) ||
-      !parse_pe(call, a[2], &pe) || !parse_size(call, size_obj, &size) || !check_ctx(call, ctx) ||
+      !parse_pe(call, a[2], &pe) || !parse_size(call, size_obj, &size) || !check_ctx(call, ctx, &pe) ||
       !same_type(call, t, "target", s, "source"))
     return nullptr;
   long long tst = 1, sst = 1;

@@ -193,7 +193,7 @@ PyObject* py_signal_wait_until(PyObject*, PyObject* const* args, Py_ssize_t narg
 PyObject* ordering(const char* call, void (*op)(), PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   static const char* const names[] = {"ctx"};
   PyObject* a[1];
-  if (!parse_args(call + 8, args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !check_ctx(call, a[0])) return nullptr;
+  if (!parse_args(call + 8, args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !check_ctx(call, a[0], nullptr)) return nullptr;
   if (!run_guarded(op)) return nullptr;
   if (op == quiet) nbi_sources_release();  // every put_nbi is complete: its source may go
   Py_RETURN_NONE;

@@ -14,7 +14,8 @@ Inside a ``@numba.cuda.jit`` kernel::
     ring[1, 32](device.array(x), device.array(y), device.array(s))
 
 Every function of the table in ``pyshmem/device/_table.py`` is available, with
-``_warp``/``_block`` variants for the cooperative ones. ``device.array(x)`` passes a
+``_warp``/``_block`` variants for the cooperative ones. Team arguments are the int
+handles ``int(team)`` (``device.TEAM_WORLD``/``TEAM_SHARED`` for the predefined teams). ``device.array(x)`` passes a
 symmetric array to a launch without a copy; use it on every symmetric argument.
 
 Under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, or ``shmemrun --sim``)
@@ -41,7 +42,10 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 
-__all__ = ["array", "SIMULATOR", "OPS"] + all_names()
+# Team handles as kernels take them (ints): int(team) of any pyshmem.Team.
+TEAM_WORLD, TEAM_SHARED, TEAM_INVALID = 0, 1, -1
+
+__all__ = ["array", "SIMULATOR", "OPS", "TEAM_WORLD", "TEAM_SHARED", "TEAM_INVALID"] + all_names()
 
 if SIMULATOR:
     from pyshmem.device.sim import *  # noqa: F401,F403

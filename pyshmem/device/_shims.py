@@ -21,11 +21,15 @@ BYTE_RMA = ("put", "get", "put_nbi", "get_nbi")
 SIGNAL_PUTS = ("put_signal", "put_signal_nbi")
 NO_ARG = ("fence", "quiet", "barrier_all", "sync_all")
 WAITS = ("wait_until", "test")
+TEAM_QUERIES = ("team_my_pe", "team_n_pes", "team_translate_pe")
+TEAM_SYNCS = ("sync", "barrier")
+GATHERS = ("fcollect", "alltoall")  # (team, dest, dest bytes, src, src bytes)
+REDUCTIONS = tuple(f"{r}_reduce" for r in ("sum", "prod", "max", "min", "and", "or", "xor"))
 
 
 def type_tags(op_name):
-    """Element types an atomic/wait op has shims for."""
-    if op_name in EXTENDED_AMOS:
+    """Element types an atomic/wait/reduction op has shims for."""
+    if op_name in EXTENDED_AMOS or op_name in ("sum_reduce", "prod_reduce", "max_reduce", "min_reduce"):
         return tuple(TYPES)
     return INT_TAGS
 
@@ -88,6 +92,32 @@ def source():
                     body = f"pyshmem::{n}(ivar, cmp, value)"
                     out.append(f"{D} {ret} {symbol(n, tag)}({t}* ivar, int32_t cmp, {t} value) "
                                f"{{ {'return ' if ret != 'void' else ''}{body}; }}")
+            elif n in ("team_my_pe", "team_n_pes"):
+                out.append(f"{D} int32_t {symbol(n)}(int32_t team) {{ return pyshmem::{n}(team); }}")
+            elif n == "team_translate_pe":
+                out.append(f"{D} int32_t {symbol(n)}(int32_t src_team, int32_t pe, int32_t dest_team) "
+                           f"{{ return pyshmem::team_translate_pe(src_team, pe, dest_team); }}")
+            elif n in TEAM_SYNCS:
+                out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team) {{ pyshmem::{n}{sfx}(team); }}")
+            elif n == "broadcast":
+                out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, const void* s, uint64_t nbytes, "
+                           f"int32_t root) {{ pyshmem::broadcastmem{sfx}(team, d, s, nbytes, root); }}")
+            elif n in GATHERS:
+                # fcollect moves len(src) per member, alltoall len(src)/n; dest must hold n of them.
+                per = "sbytes" if n == "fcollect" else "(n > 0 ? sbytes / n : 0)"
+                out.append(
+                    f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, uint64_t dbytes, const void* s, "
+                    f"uint64_t sbytes) {{\n"
+                    f"  const int n = pyshmem::team_n_pes(team);\n"
+                    f"  const uint64_t per = {per};\n"
+                    f"  if (n > 0 && dbytes < per * n) pyshmem::detail::trap(\"{n}{sfx}\", "
+                    f"\"dest is shorter than the team size times the block\", n);\n"
+                    f"  pyshmem::{n}mem{sfx}(team, d, s, per);\n}}")
+            elif n in REDUCTIONS:
+                for tag in type_tags(n):
+                    t = TYPES[tag]
+                    out.append(f"{D} void {symbol(n, tag, coop)}(int32_t team, {t}* d, const {t}* s, uint64_t nelems) "
+                               f"{{ pyshmem::{n}{sfx}(team, d, s, nelems); }}")
             elif n.startswith("atomic_"):
                 for tag in type_tags(n):
                     t = TYPES[tag]

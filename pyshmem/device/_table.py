@@ -57,6 +57,24 @@ OPS = (
     Op("quiet", (), None, False, "Complete this thread's operations."),
     Op("barrier_all", (), None, True, "quiet, then barrier over all PEs (one caller per PE, or a whole warp/block)."),
     Op("sync_all", (), None, True, "Barrier over all PEs without quiet."),
+    # Teams and collectives. `team` is a team handle: int(pyshmem.TEAM_WORLD), int(t) of a
+    # split's result... Every member calls a collective (one thread, warp or block per PE).
+    Op("team_my_pe", ("team",), "int32", False, "This PE's number in team, or -1."),
+    Op("team_n_pes", ("team",), "int32", False, "Number of PEs in team, or -1."),
+    Op("team_translate_pe", ("src_team", "pe", "dest_team"), "int32", False,
+       "PE pe of src_team numbered in dest_team, or -1."),
+    Op("sync", ("team",), None, True, "Barrier over the team's PEs without quiet."),
+    Op("barrier", ("team",), None, True, "quiet, then barrier over the team's PEs."),
+    Op("broadcast", ("team", "dest", "src", "root"), None, True,
+       "dest on every member <- src on team PE root (min of both lengths)."),
+    Op("fcollect", ("team", "dest", "src"), None, True, "dest[j*len(src):] <- member j's src."),
+    Op("alltoall", ("team", "dest", "src"), None, True,
+       "Block j of src (len(src) / team size elements) -> block (my team PE) of member j's dest."),
+) + tuple(
+    Op(f"{r}_reduce", ("team", "dest", "src"), None, True,
+       f"dest[i] = {r} over the members of src[i] (min of both lengths)"
+       + (" (integer arrays)" if r in ("and", "or", "xor") else "") + ".")
+    for r in ("sum", "prod", "max", "min", "and", "or", "xor")
 )
 
 

@@ -317,7 +317,119 @@ def _make_typed(op):
     return intrinsic(fixed)
 
 
+def _make_team_query(name, sym, nargs):
+    """team_my_pe/team_n_pes(team), team_translate_pe(src_team, pe, dest_team): ints -> int32."""
+
+    def typer(typingctx, *args):
+        if not all(_is_int(a) for a in args):
+            return None
+        sig = types.int32(*args)
+
+        def codegen(context, builder, sig, vals):
+            ints = [_i32(context, builder, t, v) for t, v in zip(sig.args, vals)]
+            return builder.call(_fn(builder, sym, _I32, [_I32] * len(ints)), ints)
+
+        return sig, codegen
+
+    fixed = _FIXED_ARITY[nargs](typer)
+    fixed.__name__ = name
+    return intrinsic(fixed)
+
+
+def _make_team_sync(name, sym):
+    """sync/barrier(team)."""
+
+    def typer(typingctx, team):
+        if not _is_int(team):
+            return None
+        sig = types.void(team)
+
+        def codegen(context, builder, sig, args):
+            builder.call(_fn(builder, sym, _VOID, [_I32]), [_i32(context, builder, sig.args[0], args[0])])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _team_arrays(name, team, dest, src):
+    if not (_is_int(team) and _is_array(dest) and _is_array(src)) or dest.dtype != src.dtype:
+        return False
+    return _contiguous(name, dest, src)
+
+
+def _make_broadcast(name, sym):
+    """broadcast(team, dest, src, root): min(len(dest), len(src)) elements of root's src."""
+
+    def typer(typingctx, team, dest, src, root):
+        if not (_team_arrays(name, team, dest, src) and _is_int(root)):
+            return None
+        sig = types.void(team, dest, src, root)
+
+        def codegen(context, builder, sig, args):
+            d, s, nbytes = _transfer(context, builder, sig.args[1:3], args[1:3])
+            builder.call(_fn(builder, sym, _VOID, [_I32, _I8P, _I8P, _I64, _I32]),
+                         [_i32(context, builder, sig.args[0], args[0]), d, s, nbytes,
+                          _i32(context, builder, sig.args[3], args[3])])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _make_gather(name, sym):
+    """fcollect/alltoall(team, dest, src): the shim gets both arrays' byte sizes."""
+
+    def typer(typingctx, team, dest, src):
+        if not _team_arrays(name, team, dest, src):
+            return None
+        sig = types.void(team, dest, src)
+
+        def codegen(context, builder, sig, args):
+            d, dn, item = _array(context, builder, sig.args[1], args[1])
+            s, sn, _ = _array(context, builder, sig.args[2], args[2])
+            size = context.get_constant(types.intp, item)
+            builder.call(_fn(builder, sym, _VOID, [_I32, _I8P, _I64, _I8P, _I64]),
+                         [_i32(context, builder, sig.args[0], args[0]), d, builder.mul(dn, size), s,
+                          builder.mul(sn, size)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+def _make_reduce(name, op_name, coop):
+    """<op>_reduce(team, dest, src): typed; min(len(dest), len(src)) elements."""
+
+    def typer(typingctx, team, dest, src):
+        if not _team_arrays(name, team, dest, src):
+            return None
+        tag = _tag(name, dest.dtype, _shims.type_tags(op_name))
+        sym = _shims.symbol(op_name, tag, coop)
+        sig = types.void(team, dest, src)
+
+        def codegen(context, builder, sig, args):
+            d, dn, _ = _array(context, builder, sig.args[1], args[1])
+            s, sn, _ = _array(context, builder, sig.args[2], args[2])
+            n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
+            builder.call(_fn(builder, sym, _VOID, [_I32, _I8P, _I8P, _I64]),
+                         [_i32(context, builder, sig.args[0], args[0]), d, s, n])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
 _FIXED_ARITY = {
+    1: lambda f: lambda typingctx, a: f(typingctx, a),
     2: lambda f: lambda typingctx, a, b: f(typingctx, a, b),
     3: lambda f: lambda typingctx, a, b, c: f(typingctx, a, b, c),
     4: lambda f: lambda typingctx, a, b, c, d: f(typingctx, a, b, c, d),
@@ -348,6 +460,16 @@ def _build():
                 fns[full] = _make_put_signal(full, _shims.symbol(n, coop=coop))
             elif n in ("signal_op", "signal_fetch", "signal_wait_until"):
                 fns[full] = _make_signal(n)
+            elif n in _shims.TEAM_QUERIES:
+                fns[full] = _make_team_query(full, _shims.symbol(n), len(op.args))
+            elif n in _shims.TEAM_SYNCS:
+                fns[full] = _make_team_sync(full, _shims.symbol(n, coop=coop))
+            elif n == "broadcast":
+                fns[full] = _make_broadcast(full, _shims.symbol(n, coop=coop))
+            elif n in _shims.GATHERS:
+                fns[full] = _make_gather(full, _shims.symbol(n, coop=coop))
+            elif n in _shims.REDUCTIONS:
+                fns[full] = _make_reduce(full, n, coop)
             elif n in _shims.WAITS or n.startswith("atomic_"):
                 fns[full] = _make_typed(op)
             else:

@@ -296,6 +296,71 @@ def sync_all():
     pyshmem.sync_all()
 
 
+def _team(team):
+    from pyshmem.team import Team
+
+    return Team._from_handle(int(team))
+
+
+def team_my_pe(team):
+    """This PE's number in team, or -1."""
+    from pyshmem._lib import lib
+
+    return lib.team_my_pe(int(team))
+
+
+def team_n_pes(team):
+    """Number of PEs in team, or -1."""
+    from pyshmem._lib import lib
+
+    return lib.team_n_pes(int(team))
+
+
+def team_translate_pe(src_team, pe, dest_team):
+    """PE pe of src_team numbered in dest_team, or -1."""
+    return _team(src_team).translate_pe(pe, _team(dest_team))
+
+
+def sync(team):
+    """Barrier over the team's PEs without quiet (call from one thread per PE)."""
+    pyshmem.sync(_team(team))
+
+
+def barrier(team):
+    """quiet, then barrier over the team's PEs (call from one thread per PE)."""
+    pyshmem.barrier(_team(team))
+
+
+def broadcast(team, dest, src, root):
+    """dest on every member <- src on team PE root (min of both lengths)."""
+    pyshmem.broadcast(_arr(dest, "dest"), _arr(src, "src"), root, team=_team(team))
+
+
+def fcollect(team, dest, src):
+    """dest[j*len(src):] <- member j's src."""
+    pyshmem.fcollect(_arr(dest, "dest"), _arr(src, "src"), team=_team(team))
+
+
+def alltoall(team, dest, src):
+    """Block j of src (len(src) / team size elements) -> block (my team PE) of member j's dest."""
+    s = _arr(src, "src")
+    t = _team(team)
+    pyshmem.alltoall(_arr(dest, "dest"), s, s.size // t.n_pes(), team=t)
+
+
+def _reduction(op):
+    def f(team, dest, src):
+        pyshmem.reduce(_arr(dest, "dest"), _arr(src, "src"), op, team=_team(team))
+
+    f.__name__ = f"{op}_reduce"
+    f.__doc__ = f"dest[i] = {op} over the members of src[i] (min of both lengths)."
+    return f
+
+
+sum_reduce, prod_reduce, max_reduce, min_reduce = (_reduction(o) for o in ("sum", "prod", "max", "min"))
+and_reduce, or_reduce, xor_reduce = (_reduction(o) for o in ("and", "or", "xor"))
+
+
 for _op in OPS:
     if _op.coop:
         globals()[_op.name + "_warp"] = _cooperative(globals()[_op.name], "warp")

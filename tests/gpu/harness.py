@@ -25,11 +25,13 @@ class DeviceState(ctypes.Structure):
         ("version", ctypes.c_uint32), ("my_pe", ctypes.c_int32), ("n_pes", ctypes.c_int32),
         ("flags", ctypes.c_uint32), ("heap_base", ctypes.c_uint64), ("heap_stride", ctypes.c_uint64),
         ("heap_size", ctypes.c_uint64), ("user_offset", ctypes.c_uint64), ("peer_flags", ctypes.c_uint64),
-        ("proxy", ctypes.c_uint64),
+        ("proxy", ctypes.c_uint64), ("teams", ctypes.c_uint64), ("team_pool_offset", ctypes.c_uint64),
+        ("team_slot_bytes", ctypes.c_uint32), ("max_teams", ctypes.c_uint32), ("team_rounds", ctypes.c_uint32),
+        ("pad0", ctypes.c_uint32),
     ]
 
 
-STATE_VERSION = 3  # PYSHMEM_DEVICE_STATE_VERSION
+STATE_VERSION = 4  # PYSHMEM_DEVICE_STATE_VERSION
 PEER_LOAD_STORE = 1
 STATE_DEBUG = 1
 

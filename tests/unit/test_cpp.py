@@ -115,6 +115,30 @@ def test_device_api_with_the_gpu_state(cpp_build, fake_driver, npes, path):
                 assert fields["proxy"] == "no", line
 
 
+@pytest.mark.parametrize("npes, env", [
+    (1, {}), (2, {}), (3, {}), (4, {}),
+    (3, {"PYSHMEM_PROXY_ALL": "1"}),
+    (3, {"PYSHMEM_REMOTE_ONLY": "1"}),
+    (3, {"TEST_GPU_STATE": "1", "PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M"}),
+    (3, {"TEST_GPU_STATE": "1", "PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M",
+         "PYSHMEM_REMOTE_ONLY": "1"}),
+], ids=["1pe", "2pe", "3pe", "4pe", "proxy", "ucx", "gpu-state", "gpu-state-ucx"])
+def test_device_collectives_cpu_build(cpp_build, fake_driver, npes, env):
+    """Device-API teams and collectives (broadcast, fcollect, alltoall, reductions, team
+    sync) in the CPU build over the world, TEAM_SHARED, a strided team and a 2-D split;
+    through the proxy, over UCX, and against the GPU device state (fake driver): the GPU
+    copy of the team table and the GPU heap's team slots."""
+    exe = _cccl_program(cpp_build, "device_coll_host")
+    if env.get("PYSHMEM_REMOTE_ONLY") == "1":
+        _require_ucx()
+    if "TEST_GPU_STATE" in env:
+        env = {**env, "PYSHMEM_CUDA_DRIVER": fake_driver}
+    proc = run_pes(str(exe), npes, timeout=180, env=env)
+    if "built without the CUDA headers" in proc.stdout + proc.stderr:
+        pytest.skip("the core was built without the CUDA backend")
+    assert_ok(proc, npes)
+
+
 def test_proxy_fifo(cpp_build):
     """Multi-producer FIFO: nothing lost, duplicated, torn or reordered; bounded spins;
     fetched values handed over through the result cells."""

@@ -52,6 +52,16 @@ def kernel(x, y, f, u, sig, out):
     device.fence(); device.quiet()
     device.barrier_all(); device.barrier_all_warp(); device.barrier_all_block()
     device.sync_all(); device.sync_all_warp(); device.sync_all_block()
+    team = device.TEAM_SHARED
+    out[7] = device.team_my_pe(team) + device.team_n_pes(0) + device.team_translate_pe(team, 0, 0)
+    device.sync(team); device.sync_warp(team); device.sync_block(0)
+    device.barrier(team); device.barrier_warp(0); device.barrier_block(team)
+    device.broadcast(team, x, y, 0); device.broadcast_warp(0, f, f, 1); device.broadcast_block(team, u, u, 0)
+    device.fcollect(0, x, y[:2]); device.fcollect_warp(team, x, y[:2]); device.fcollect_block(0, f, f[:1])
+    device.alltoall(0, x, y); device.alltoall_warp(team, u, u); device.alltoall_block(0, x, y)
+    device.sum_reduce(team, x, y); device.prod_reduce_warp(0, f, f); device.max_reduce_block(team, u, u)
+    device.min_reduce(0, f, f); device.and_reduce(team, x, y); device.or_reduce_warp(0, u, u)
+    device.xor_reduce_block(team, x, x)
 
 sig = (types.int64[::1], types.int64[::1], types.float64[::1], types.uint32[::1], types.uint64[::1], types.int64[::1])
 for arch in ARCHS:

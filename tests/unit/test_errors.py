@@ -586,10 +586,20 @@ def test_lock_must_be_a_one_element_int64_array(arrays):
 
 # --------------------------------------------------------------------------- contexts
 
-def test_ctx_create_is_not_implemented():
-    for args in ((), (0,), (shmem.CTX_PRIVATE, None)):
-        msg = raises(shmem.ShmemNotImplementedError, shmem.Ctx.create, *args)
-        assert msg.startswith("pyshmem.Ctx.create") and "CTX_DEFAULT" in msg, msg
+def test_created_contexts_work_until_destroyed(arrays):
+    x = arrays["i64"]
+    for args in ((), (0,), (shmem.CTX_PRIVATE, None), (shmem.CTX_SERIALIZED | shmem.CTX_NOSTORE, shmem.TEAM_WORLD)):
+        ctx = shmem.Ctx.create(*args)
+        assert ctx and ctx != shmem.CTX_DEFAULT and ctx.get_team() == shmem.TEAM_WORLD
+        shmem.put(x, np.full(4, 5, np.int64), 0, ctx=ctx)
+        assert shmem.atomic_fetch_inc(x[:1], 0, ctx=ctx) == 5
+        ctx.fence()
+        ctx.quiet()
+        ctx.destroy()
+        assert not ctx and x.tolist() == [6, 5, 5, 5]
+        msg = raises(shmem.InvalidArgumentError, shmem.put, x, np.ones(4, np.int64), 0, None, ctx)
+        assert msg.startswith(where("put")) and "destroyed context" in msg, msg
+    x[:] = 0
 
 
 def test_ctx_default_is_accepted(arrays):
@@ -614,7 +624,8 @@ def test_ctx_default_is_accepted(arrays):
 
 @pytest.mark.parametrize("bad", [object(), "ctx", 0, "CTX_INVALID"])
 def test_ctx_other_objects_are_rejected(arrays, bad):
-    bad = shmem.CTX_INVALID if bad == "CTX_INVALID" else bad
+    invalid = bad == "CTX_INVALID"
+    bad = shmem.CTX_INVALID if invalid else bad
     x = arrays["i64"]
     for name, fn, args in [("put", shmem.put, (x, np.ones(4, np.int64), 0, None, bad)),
                            ("get", shmem.get, (np.ones(4, np.int64), x, 0, None, bad)),
@@ -623,8 +634,12 @@ def test_ctx_other_objects_are_rejected(arrays, bad):
                                                              shmem.SIGNAL_SET, None, bad)),
                            ("fence", shmem.fence, (bad,)),
                            ("quiet", shmem.quiet, (bad,))]:
-        msg = raises(shmem.ShmemNotImplementedError, fn, *args)
-        assert msg.startswith(where(name)) and "ctx=" in msg and "CTX_DEFAULT" in msg, msg
+        if invalid:
+            msg = raises(shmem.InvalidArgumentError, fn, *args)
+            assert msg.startswith(where(name)) and "CTX_INVALID" in msg, msg
+        else:
+            msg = raises(shmem.ShmemTypeError, fn, *args)
+            assert msg.startswith(where(name)) and "ctx must be a pyshmem.Ctx" in msg, msg
     assert not x.any() and int(arrays["sig"][0]) == 0
 
 

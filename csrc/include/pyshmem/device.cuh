@@ -5,7 +5,8 @@
 // per-type names): put(dest, source, nelems, pe), p(dest, value, pe), g(source, pe),
 // putmem/getmem, _nbi, iput/iget, put_signal(_nbi), signal_op/fetch/wait_until,
 // wait_until/test, atomic_*, fence, quiet, barrier_all, sync_all, with _warp/_block
-// variants. Constants: PYSHMEM_CMP_* and PYSHMEM_SIGNAL_* (pyshmem/types.h).
+// variants; teams (team_my_pe/n_pes/translate_pe, sync(team), barrier(team)) and
+// collectives over teams (broadcast, fcollect, alltoall, <op>_reduce; pyshmem/device/coll.cuh). Constants: PYSHMEM_CMP_* and PYSHMEM_SIGNAL_* (pyshmem/types.h).
 //
 // Reach: peers on this node are accessed by direct loads/stores and system-scope
 // atomics. Calls to other peers (and to every peer with PYSHMEM_PROXY_ALL=1) become
@@ -17,7 +18,9 @@
 #pragma once
 
 #include "pyshmem/device/amo.cuh"
+#include "pyshmem/device/coll.cuh"
 #include "pyshmem/device/common.cuh"
 #include "pyshmem/device/proxy.cuh"
 #include "pyshmem/device/rma.cuh"
 #include "pyshmem/device/sync.cuh"
+#include "pyshmem/device/team.cuh"

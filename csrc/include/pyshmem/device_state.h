@@ -16,13 +16,15 @@
 
 #include "pyshmem/proxy_fifo.h"
 #include "pyshmem/stdint.h"
+#include "pyshmem/team.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Bumped when this struct or the proxy FIFO it points to changes layout (3: result cells). */
-#define PYSHMEM_DEVICE_STATE_VERSION 3u
+/* Bumped when this struct or the proxy FIFO it points to changes layout (3: result cells,
+ * 4: the team table and team synchronisation slots). */
+#define PYSHMEM_DEVICE_STATE_VERSION 4u
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
 #define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
 #define PYSHMEM_STATE_PROXY_ALL 0x2u /* PYSHMEM_PROXY_ALL=1: every peer's operations use the proxy */
@@ -57,6 +59,13 @@ typedef struct pyshmem_device_state {
                                  pyshmem_sys_area sits at offset 0 */
   const uint8_t* peer_flags;  /* n_pes entries of PYSHMEM_PEER_* bits */
   pyshmem_proxy_fifo* proxy;  /* this PE's request ring, or null when no proxy runs */
+  const pyshmem_team_desc* teams; /* max_teams entries (pyshmem/team.h), indexed by
+                                     PYSHMEM_TEAM_INDEX(handle); updated by team splits */
+  uint64_t team_pool_offset;  /* offset of team slot 0 inside each segment */
+  uint32_t team_slot_bytes;   /* bytes between consecutive team slots */
+  uint32_t max_teams;         /* entries of `teams` */
+  uint32_t team_rounds;       /* round counters per slot: ceil(log2(n_pes)), at least 1 */
+  uint32_t pad0;
 } pyshmem_device_state;
 
 #if !defined(__CUDACC_RTC__) /* a host function: not declared in runtime-compiled device code */

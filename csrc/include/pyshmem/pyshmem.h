@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pyshmem/team.h"
 #include "pyshmem/types.h"
 #include "pyshmem/version.h"
 
@@ -98,11 +99,55 @@ int pyshmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value, uint6
 int pyshmem_wait_until(const void* ivar, int dtype, int cmp, const void* value);
 int pyshmem_test(const void* ivar, int dtype, int cmp, const void* value, int* satisfied_out);
 
-/* ---- ordering and collectives ---- */
+/* ---- ordering and barriers over all PEs ---- */
 int pyshmem_fence(void);
 int pyshmem_quiet(void);
 int pyshmem_barrier_all(void);
 int pyshmem_sync_all(void);
+
+/* ---- teams (pyshmem/team.h: PYSHMEM_TEAM_WORLD, _SHARED, _INVALID) ---- */
+typedef struct pyshmem_team_config {
+  int num_contexts;
+} pyshmem_team_config;
+#define PYSHMEM_TEAM_NUM_CONTEXTS 1L /* config_mask bit */
+int pyshmem_team_my_pe(int team, int* pe_out);
+int pyshmem_team_n_pes(int team, int* npes_out);
+/* *pe_out = -1 when src_pe of src_team is not a member of dest_team. */
+int pyshmem_team_translate_pe(int src_team, int src_pe, int dest_team, int* pe_out);
+/* Collective over parent: members start + i*stride (parent numbering), i < size. PEs
+ * outside the new team get PYSHMEM_TEAM_INVALID. Fails (on every PE of the node, and on
+ * every PE with PYSHMEM_DEBUG=1) when PEs pass different arguments, and on every member
+ * when no team slot is free on all of them (PYSHMEM_MAX_TEAMS). config may be NULL. */
+int pyshmem_team_split_strided(int parent, int start, int stride, int size, const pyshmem_team_config* config,
+                               long config_mask, int* team_out);
+/* Collective over parent: parent PE i sits at (i % xrange, i / xrange); *xteam_out gets my
+ * row (same y), *yteam_out my column (same x). */
+int pyshmem_team_split_2d(int parent, int xrange, const pyshmem_team_config* xconfig, long xmask,
+                          const pyshmem_team_config* yconfig, long ymask, int* xteam_out, int* yteam_out);
+/* Frees this PE's entry; fails for WORLD/SHARED and for a team already destroyed. */
+int pyshmem_team_destroy(int team);
+
+/* ---- collectives over a team (collective: every member calls, same sizes) ----
+ * On return: complete on the calling PE (dest holds the result, source reusable). No
+ * prior puts are completed except by pyshmem_barrier (= quiet + team sync). source and
+ * dest are symmetric; dest == source is allowed for broadcast and reduce only. */
+int pyshmem_team_sync(int team);
+int pyshmem_barrier(int team);
+/* dest on every member <- nbytes of source on team PE root. */
+int pyshmem_broadcastmem(int team, void* dest, const void* source, size_t nbytes, int root);
+/* dest[i*nbytes] <- member i's source (nbytes, the same on every member). */
+int pyshmem_fcollectmem(int team, void* dest, const void* source, size_t nbytes);
+/* Like fcollectmem with per-member nbytes, concatenated in team order; dest_bytes is the
+ * capacity of dest (checked). */
+int pyshmem_collectmem(int team, void* dest, size_t dest_bytes, const void* source, size_t nbytes);
+/* Block j (nbytes) of source -> block (my team PE) of member j's dest. */
+int pyshmem_alltoallmem(int team, void* dest, const void* source, size_t nbytes);
+/* Strided alltoall: element i of block j at source[(j*nelems+i)*sst], dest[(j*nelems+i)*dst]. */
+int pyshmem_alltoallsmem(int team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                         size_t elem_size);
+/* dest[i] = source_0[i] op ... op source_(n-1)[i] over the members in team order (the same
+ * bits on every member). dtype: pyshmem_dtype (complex included); op: pyshmem_reduce_op. */
+int pyshmem_reduce(int team, void* dest, const void* source, size_t nelems, int dtype, int op);
 
 /* ---- locks: lock is a symmetric int64 set to 0 on every PE ---- */
 int pyshmem_set_lock(int64_t* lock);

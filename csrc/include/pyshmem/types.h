@@ -47,9 +47,23 @@ enum pyshmem_amo_op {
 enum pyshmem_dtype {
   PYSHMEM_INT8 = 0x01, PYSHMEM_INT16 = 0x02, PYSHMEM_INT32 = 0x04, PYSHMEM_INT64 = 0x08,
   PYSHMEM_UINT8 = 0x11, PYSHMEM_UINT16 = 0x12, PYSHMEM_UINT32 = 0x14, PYSHMEM_UINT64 = 0x18,
-  PYSHMEM_FLOAT32 = 0x24, PYSHMEM_FLOAT64 = 0x28
+  PYSHMEM_FLOAT32 = 0x24, PYSHMEM_FLOAT64 = 0x28,
+  /* Reductions only. COMPLEX128's size field 0 stands for 16 bytes. */
+  PYSHMEM_COMPLEX64 = 0x38, PYSHMEM_COMPLEX128 = 0x30
 };
-#define PYSHMEM_DTYPE_SIZE(code) ((size_t)((code) & 15))
+#define PYSHMEM_DTYPE_SIZE(code) ((size_t)((code) & 15 ? (code) & 15 : 16))
+
+/* Reduction operators (OpenSHMEM's and/or/xor/max/min/sum/prod reductions). and/or/xor
+ * take integer types; max/min integer and floating types; sum/prod every type. */
+enum pyshmem_reduce_op {
+  PYSHMEM_OP_AND = 0,
+  PYSHMEM_OP_OR = 1,
+  PYSHMEM_OP_XOR = 2,
+  PYSHMEM_OP_MAX = 3,
+  PYSHMEM_OP_MIN = 4,
+  PYSHMEM_OP_SUM = 5,
+  PYSHMEM_OP_PROD = 6
+};
 
 /* Status codes returned by the C ABI. 0 is success; each error maps to one Python
  * exception type in the binding (see csrc/python/errors.cpp). */

@@ -1,0 +1,225 @@
+// pyshmem/device/coll.cuh: collectives over a team from device code.
+//
+// broadcast, fcollect, alltoall and the reductions, each with _warp/_block variants
+// (the group shares the copying). Every member of the team calls the routine, one
+// thread (or warp/block) per PE, with the same sizes (and root/op). On return the
+// routine is complete on the calling PE: dest holds the result and source may be
+// reused. source and dest must be symmetric; they may be the same array for broadcast
+// and the reductions, and must not otherwise overlap.
+//
+// Algorithms (the same as the host API's, coll/coll.h):
+//  - broadcast/fcollect/alltoall: a team barrier, then each member pulls what it needs
+//    out of the other members' symmetric source (loads from the peer's segment, or a
+//    get through the proxy for peers on other nodes), then a second barrier.
+//  - reductions: reduce-scatter + all-gather in place: member i combines element range
+//    i of every member's source (in team order: every member gets the same bits) into
+//    range i of its own dest, then copies the other ranges out of their owners' dests.
+//    Three barriers, no scratch memory. They need every member to be load/store
+//    reachable: across nodes they trap (use the host API's reduce there).
+#pragma once
+
+#include <cuda/std/type_traits>
+
+#include "pyshmem/device/rma.cuh"
+#include "pyshmem/device/team.cuh"
+#include "pyshmem/reduce_op.h"
+
+namespace pyshmem {
+namespace detail {
+
+// A team barrier inside a collective: the group's stores to its source (made before the
+// call) are ordered before the arrival the peers acquire.
+template <Coop C>
+PYSHMEM_HD void coll_sync(const char* call, team_t team) {
+  coop_sync<C>();
+  if (coop_rank<C>() == 0) {
+    fence_system();
+    team_sync_rounds(call, team);
+  }
+  coop_sync<C>();
+}
+
+PYSHMEM_HD int member_pe(const pyshmem_team_desc& t, int i) { return t.start + i * t.stride; }
+
+template <Coop C>
+PYSHMEM_HD void broadcast_impl(const char* call, team_t team, void* dest, const void* source, size_t nbytes,
+                               int root) {
+  const pyshmem_team_desc& t = team_entry(call, team);
+  if (root < 0 || root >= t.size) trap(call, "root is not a PE of the team", root);
+  coll_sync<C>(call, team);
+  if (t.my_index != root) getmem_impl<C>(call, dest, source, nbytes, member_pe(t, root), false);
+  else if (dest != source) copy_bytes<C>(dest, source, nbytes);
+  coll_sync<C>(call, team);
+}
+
+// fcollect (alltoall == false): dest block j <- member j's source.
+// alltoall: dest block j <- block (my index) of member j's source.
+template <Coop C>
+PYSHMEM_HD void gather_impl(const char* call, team_t team, void* dest, const void* source, size_t nbytes,
+                            bool alltoall) {
+  const pyshmem_team_desc& t = team_entry(call, team);
+  coll_sync<C>(call, team);
+  const char* from = static_cast<const char*>(source) + (alltoall ? static_cast<size_t>(t.my_index) * nbytes : 0);
+  for (int k = 0; k < t.size; ++k) {
+    const int j = (t.my_index + k) % t.size;
+    getmem_impl<C>(call, static_cast<char*>(dest) + static_cast<size_t>(j) * nbytes, from, nbytes, member_pe(t, j),
+                   false);
+  }
+  coll_sync<C>(call, team);
+}
+
+template <class T, int Op, Coop C>
+PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* source, size_t nelems) {
+  const pyshmem_team_desc& t = team_entry(call, team);
+  for (int j = 0; j < t.size; ++j)
+    if (!direct_ptr(call, source, member_pe(t, j)))
+      trap(call, "device reductions need every team member load/store reachable (a member is on another node "
+                 "or PYSHMEM_PROXY_ALL is set); use the host API's reduce", member_pe(t, j));
+  coll_sync<C>(call, team);
+  // Range i of the elements: [nelems*i/n, nelems*(i+1)/n).
+  const size_t n = static_cast<size_t>(t.size);
+  const size_t lo = nelems * static_cast<size_t>(t.my_index) / n;
+  const size_t hi = nelems * static_cast<size_t>(t.my_index + 1) / n;
+  for (size_t i = lo + coop_rank<C>(); i < hi; i += coop_size<C>()) {
+    T acc = *static_cast<const T*>(direct_ptr(call, source + i, member_pe(t, 0)));
+    for (int j = 1; j < t.size; ++j)
+      acc = reduce_combine<T, Op>(acc, *static_cast<const T*>(direct_ptr(call, source + i, member_pe(t, j))));
+    dest[i] = acc;  // in place, this overwrites source[i] after this thread's own read of it
+  }
+  coll_sync<C>(call, team);
+  for (int k = 1; k < t.size; ++k) {
+    const int j = (t.my_index + k) % t.size;
+    const size_t jlo = nelems * static_cast<size_t>(j) / n, jhi = nelems * static_cast<size_t>(j + 1) / n;
+    copy_bytes<C>(dest + jlo, direct_ptr(call, dest + jlo, member_pe(t, j)), (jhi - jlo) * sizeof(T));
+  }
+  coll_sync<C>(call, team);
+}
+
+template <class T, Coop C>
+PYSHMEM_HD void reduce_op(const char* call, team_t team, T* dest, const T* source, size_t nelems, int op) {
+  switch (op) {
+    case PYSHMEM_OP_SUM: return reduce_impl<T, PYSHMEM_OP_SUM, C>(call, team, dest, source, nelems);
+    case PYSHMEM_OP_PROD: return reduce_impl<T, PYSHMEM_OP_PROD, C>(call, team, dest, source, nelems);
+    case PYSHMEM_OP_MAX: return reduce_impl<T, PYSHMEM_OP_MAX, C>(call, team, dest, source, nelems);
+    case PYSHMEM_OP_MIN: return reduce_impl<T, PYSHMEM_OP_MIN, C>(call, team, dest, source, nelems);
+  }
+  if constexpr (cuda::std::is_integral<T>::value) {
+    switch (op) {
+      case PYSHMEM_OP_AND: return reduce_impl<T, PYSHMEM_OP_AND, C>(call, team, dest, source, nelems);
+      case PYSHMEM_OP_OR: return reduce_impl<T, PYSHMEM_OP_OR, C>(call, team, dest, source, nelems);
+      case PYSHMEM_OP_XOR: return reduce_impl<T, PYSHMEM_OP_XOR, C>(call, team, dest, source, nelems);
+    }
+  }
+  trap(call, "op is not a reduction operator for this type (and/or/xor take integer types)", op);
+}
+
+}  // namespace detail
+
+// ---- broadcast: dest on every member <- root's source (root is a team PE number) ----
+PYSHMEM_HD void broadcastmem(team_t team, void* dest, const void* source, size_t nbytes, int root) {
+  detail::broadcast_impl<Coop::thread>("broadcastmem", team, dest, source, nbytes, root);
+}
+PYSHMEM_HD void broadcastmem_warp(team_t team, void* dest, const void* source, size_t nbytes, int root) {
+  detail::broadcast_impl<Coop::warp>("broadcastmem_warp", team, dest, source, nbytes, root);
+}
+PYSHMEM_HD void broadcastmem_block(team_t team, void* dest, const void* source, size_t nbytes, int root) {
+  detail::broadcast_impl<Coop::block>("broadcastmem_block", team, dest, source, nbytes, root);
+}
+template <class T>
+PYSHMEM_HD void broadcast(team_t team, T* dest, const T* source, size_t nelems, int root) {
+  broadcastmem(team, dest, source, nelems * sizeof(T), root);
+}
+template <class T>
+PYSHMEM_HD void broadcast_warp(team_t team, T* dest, const T* source, size_t nelems, int root) {
+  broadcastmem_warp(team, dest, source, nelems * sizeof(T), root);
+}
+template <class T>
+PYSHMEM_HD void broadcast_block(team_t team, T* dest, const T* source, size_t nelems, int root) {
+  broadcastmem_block(team, dest, source, nelems * sizeof(T), root);
+}
+
+// ---- fcollect: dest[j*n ...] <- member j's n elements ----
+PYSHMEM_HD void fcollectmem(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::gather_impl<Coop::thread>("fcollectmem", team, dest, source, nbytes, false);
+}
+PYSHMEM_HD void fcollectmem_warp(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::gather_impl<Coop::warp>("fcollectmem_warp", team, dest, source, nbytes, false);
+}
+PYSHMEM_HD void fcollectmem_block(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::gather_impl<Coop::block>("fcollectmem_block", team, dest, source, nbytes, false);
+}
+template <class T>
+PYSHMEM_HD void fcollect(team_t team, T* dest, const T* source, size_t nelems) {
+  fcollectmem(team, dest, source, nelems * sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void fcollect_warp(team_t team, T* dest, const T* source, size_t nelems) {
+  fcollectmem_warp(team, dest, source, nelems * sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void fcollect_block(team_t team, T* dest, const T* source, size_t nelems) {
+  fcollectmem_block(team, dest, source, nelems * sizeof(T));
+}
+
+// ---- alltoall: block j of my source -> block (my index) of member j's dest ----
+PYSHMEM_HD void alltoallmem(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::gather_impl<Coop::thread>("alltoallmem", team, dest, source, nbytes, true);
+}
+PYSHMEM_HD void alltoallmem_warp(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::gather_impl<Coop::warp>("alltoallmem_warp", team, dest, source, nbytes, true);
+}
+PYSHMEM_HD void alltoallmem_block(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::gather_impl<Coop::block>("alltoallmem_block", team, dest, source, nbytes, true);
+}
+template <class T>
+PYSHMEM_HD void alltoall(team_t team, T* dest, const T* source, size_t nelems) {
+  alltoallmem(team, dest, source, nelems * sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void alltoall_warp(team_t team, T* dest, const T* source, size_t nelems) {
+  alltoallmem_warp(team, dest, source, nelems * sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void alltoall_block(team_t team, T* dest, const T* source, size_t nelems) {
+  alltoallmem_block(team, dest, source, nelems * sizeof(T));
+}
+
+// ---- reductions: dest[i] = op over the members of source[i]; op a pyshmem_reduce_op ----
+template <class T>
+PYSHMEM_HD void reduce(team_t team, T* dest, const T* source, size_t nelems, int op) {
+  detail::reduce_op<T, Coop::thread>("reduce", team, dest, source, nelems, op);
+}
+template <class T>
+PYSHMEM_HD void reduce_warp(team_t team, T* dest, const T* source, size_t nelems, int op) {
+  detail::reduce_op<T, Coop::warp>("reduce_warp", team, dest, source, nelems, op);
+}
+template <class T>
+PYSHMEM_HD void reduce_block(team_t team, T* dest, const T* source, size_t nelems, int op) {
+  detail::reduce_op<T, Coop::block>("reduce_block", team, dest, source, nelems, op);
+}
+
+// sum_reduce, prod_reduce, max_reduce, min_reduce, and_reduce, or_reduce, xor_reduce
+// (and _warp/_block): NVSHMEM's <op>_reduce with the type as a template parameter.
+#define PYSHMEM_DEFINE_REDUCTION(FN, OP)                                                          \
+  template <class T>                                                                              \
+  PYSHMEM_HD void FN(team_t team, T* dest, const T* source, size_t nelems) {                      \
+    detail::reduce_impl<T, OP, Coop::thread>(#FN, team, dest, source, nelems);                   \
+  }                                                                                               \
+  template <class T>                                                                              \
+  PYSHMEM_HD void FN##_warp(team_t team, T* dest, const T* source, size_t nelems) {               \
+    detail::reduce_impl<T, OP, Coop::warp>(#FN "_warp", team, dest, source, nelems);             \
+  }                                                                                               \
+  template <class T>                                                                              \
+  PYSHMEM_HD void FN##_block(team_t team, T* dest, const T* source, size_t nelems) {              \
+    detail::reduce_impl<T, OP, Coop::block>(#FN "_block", team, dest, source, nelems);           \
+  }
+PYSHMEM_DEFINE_REDUCTION(sum_reduce, PYSHMEM_OP_SUM)
+PYSHMEM_DEFINE_REDUCTION(prod_reduce, PYSHMEM_OP_PROD)
+PYSHMEM_DEFINE_REDUCTION(max_reduce, PYSHMEM_OP_MAX)
+PYSHMEM_DEFINE_REDUCTION(min_reduce, PYSHMEM_OP_MIN)
+PYSHMEM_DEFINE_REDUCTION(and_reduce, PYSHMEM_OP_AND)
+PYSHMEM_DEFINE_REDUCTION(or_reduce, PYSHMEM_OP_OR)
+PYSHMEM_DEFINE_REDUCTION(xor_reduce, PYSHMEM_OP_XOR)
+#undef PYSHMEM_DEFINE_REDUCTION
+
+}  // namespace pyshmem

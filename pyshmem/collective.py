@@ -1,0 +1,96 @@
+"""Collectives over teams, with shmem4py's names and arguments.
+
+``sync(team=None)``, ``broadcast``, ``collect``, ``fcollect``, ``alltoall``,
+``alltoalls``, ``reduce(target, source, op=OP_SUM, size=None, team=None)`` and the
+``and/or/xor/max/min/sum/prod_reduce`` forms, plus NVSHMEM's ``barrier(team)``
+(quiet + sync). ``team=None`` means TEAM_WORLD; sizes count elements. Arrays are
+contiguous symmetric arrays of one element type on every PE of the team; every PE of
+the team calls the same collectives in the same order with the same sizes (checked:
+a mismatch raises CollectiveMismatchError on every PE instead of hanging).
+
+On return the call is complete on this PE: ``target`` holds the result and ``source``
+may be reused. Reductions combine the PEs' values in team order, so every PE gets the
+same bits; integer arithmetic wraps around as in NumPy. See coll/coll.h for the
+algorithms and docs/design.md for how they are chosen.
+"""
+
+import enum
+import sys
+
+from pyshmem._lib import lib
+
+if sys.version_info >= (3, 11):
+    _StrEnum = enum.StrEnum
+else:  # pragma: no cover - Python < 3.11
+
+    class _StrEnum(str, enum.Enum):
+        def __str__(self):
+            return str(self.value)
+
+
+class OP(_StrEnum):
+    """Reduction operators (a str enum, as in shmem4py)."""
+
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    MAX = "max"
+    MIN = "min"
+    SUM = "sum"
+    PROD = "prod"
+
+
+OP_AND, OP_OR, OP_XOR, OP_MAX, OP_MIN, OP_SUM, OP_PROD = OP.AND, OP.OR, OP.XOR, OP.MAX, OP.MIN, OP.SUM, OP.PROD
+
+sync = lib.sync
+barrier = lib.barrier
+broadcast = lib.broadcast
+collect = lib.collect
+fcollect = lib.fcollect
+alltoall = lib.alltoall
+alltoalls = lib.alltoalls
+_reduce = lib.reduce
+
+
+def reduce(target, source, op=OP_SUM, size=None, team=None):
+    """Combine ``source`` over the team's PEs element-wise into ``target`` on every PE.
+
+    Args:
+        target: symmetric array receiving the result (may be ``source`` itself).
+        source: symmetric array of at least ``size`` elements.
+        op: an OP member or its name ('sum', 'max', ...). and/or/xor take integer
+            arrays, max/min integer and float arrays, sum/prod also complex ones.
+        size: elements to reduce (default: the shorter of target and source).
+        team: the team (default TEAM_WORLD).
+
+    Raises:
+        ShmemTypeError: op is not defined for the element type, or types differ.
+        InvalidArgumentError: arrays not symmetric, overlapping, or too short.
+        CollectiveMismatchError: PEs passed different sizes or ops.
+    """
+    _reduce(target, source, op, size, team)
+
+
+def _make(op):
+    def f(target, source, size=None, team=None):
+        _reduce(target, source, op, size, team)
+
+    f.__name__ = f.__qualname__ = f"{op.value}_reduce"
+    f.__doc__ = (f"reduce(target, source, OP_{op.name}, size, team): the {op.value} of source over the team's PEs.\n\n"
+                 "Args/Raises: see reduce.")
+    return f
+
+
+and_reduce = _make(OP.AND)
+or_reduce = _make(OP.OR)
+xor_reduce = _make(OP.XOR)
+max_reduce = _make(OP.MAX)
+min_reduce = _make(OP.MIN)
+sum_reduce = _make(OP.SUM)
+prod_reduce = _make(OP.PROD)
+
+__all__ = [
+    "OP", "OP_AND", "OP_OR", "OP_XOR", "OP_MAX", "OP_MIN", "OP_SUM", "OP_PROD",
+    "sync", "barrier", "broadcast", "collect", "fcollect", "alltoall", "alltoalls",
+    "reduce", "and_reduce", "or_reduce", "xor_reduce", "max_reduce", "min_reduce", "sum_reduce", "prod_reduce",
+]

@@ -1,0 +1,275 @@
+"""Teams: ordered subsets of PEs for collectives and team-relative PE numbers.
+
+shmem4py's ``Team`` class (``split_strided``, ``get_config``, ``my_pe``, ``n_pes``,
+``translate_pe``, ``create_ctx``, ``sync``, ``destroy``) plus OpenSHMEM's module-level
+verbs (``team_split_strided``, ``team_split_2d``, ``team_my_pe`` ...).
+
+``TEAM_WORLD`` holds every PE; ``TEAM_SHARED`` the PEs of this node (those reachable by
+load/store; a team of this PE alone when the node's PEs are not evenly numbered).
+Splits are collective over the parent team and return ``TEAM_INVALID`` on the PEs they
+leave out. A PE can be in ``PYSHMEM_MAX_TEAMS`` teams at once (1024 by default);
+destroying a team frees its slot, so programs may create and destroy teams freely.
+"""
+
+from pyshmem._lib import lib
+from pyshmem.errors import InvalidArgumentError
+from pyshmem.runtime import ensure_started, where
+
+
+def _config_num_contexts(config, kwargs, call):
+    """(num_contexts, mask) from a shmem4py-style config mapping and keyword arguments."""
+    merged = dict(config or {})
+    merged.update(kwargs)
+    num, mask = 0, 0
+    for key, value in merged.items():
+        if key.lower() != "num_contexts":
+            raise InvalidArgumentError(f"{where(call)}: unknown team config key {key!r}; the only one is 'num_contexts'")
+        num, mask = int(value), 1
+    return num, mask
+
+
+class Team:
+    """A team of PEs (shmem4py's ``Team``).
+
+    ``Team()`` is an invalid team; ``Team(other)`` refers to the same team as ``other``.
+    Teams are made by :meth:`split_strided` / :func:`team_split_2d` of a parent team.
+    """
+
+    __slots__ = ("_handle", "_destroyed")
+
+    def __init__(self, team=None):
+        """Copy a team handle (``Team(TEAM_WORLD)``) or make an invalid one (``Team()``)."""
+        self._destroyed = False
+        if team is None:
+            self._handle = lib.TEAM_INVALID
+        elif isinstance(team, Team):
+            self._handle = team._handle
+        else:
+            raise TypeError(f"Team() takes a Team or None, not {type(team).__name__}")
+
+    @classmethod
+    def _from_handle(cls, handle):
+        t = cls.__new__(cls)
+        t._handle = int(handle)
+        t._destroyed = False
+        return t
+
+    def __eq__(self, other):
+        if not isinstance(other, Team):
+            return NotImplemented
+        return self._handle == other._handle
+
+    def __ne__(self, other):
+        if not isinstance(other, Team):
+            return NotImplemented
+        return self._handle != other._handle
+
+    def __hash__(self):
+        return hash(self._handle)
+
+    def __int__(self):
+        """The team handle as an int, for device-API calls in kernels (``device.sync(int(team))``)."""
+        return self._handle
+
+    def __bool__(self):
+        return self._handle != lib.TEAM_INVALID
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    def __repr__(self):
+        names = {lib.TEAM_WORLD: "TEAM_WORLD", lib.TEAM_SHARED: "TEAM_SHARED", lib.TEAM_INVALID: "TEAM_INVALID"}
+        if self._handle in names:
+            return names[self._handle]
+        if lib.initialized() and lib.team_n_pes(self._handle) > 0:
+            start, stride, size = lib.team_triplet(self._handle, "Team.__repr__")
+            return f"Team(start={start}, stride={stride}, size={size})"
+        return f"Team(<destroyed handle {self._handle}>)"
+
+    def destroy(self):
+        """Destroy the team (collective over its members); the object becomes invalid.
+
+        No-op for TEAM_WORLD, TEAM_SHARED and TEAM_INVALID (e.g. the result of a split
+        that left this PE out).
+
+        Raises:
+            InvalidArgumentError: the team was already destroyed (through this or another handle).
+        """
+        if self._destroyed:
+            raise InvalidArgumentError(f"{where('Team.destroy')}: this team was already destroyed")
+        if self._handle in (lib.TEAM_WORLD, lib.TEAM_SHARED, lib.TEAM_INVALID):
+            return
+        lib.team_destroy(self._handle, "pyshmem.Team.destroy")
+        self._destroyed = True
+        self._handle = lib.TEAM_INVALID
+
+    def split_strided(self, start=0, stride=1, size=None, config=None, **kwargs):
+        """Create a team of parent PEs ``start + i*stride`` for ``i < size``. Collective over this team.
+
+        Args:
+            start: the first PE (in this team's numbering).
+            stride: PEs between members, >= 1.
+            size: number of members; None takes every PE from start on at this stride.
+            config: a mapping such as ``{"num_contexts": 2}``; keyword arguments add to it.
+
+        Returns:
+            The new Team, or TEAM_INVALID on PEs outside it.
+
+        Raises:
+            InvalidArgumentError: the triplet does not fit in this team, or this PE is not a member.
+            CollectiveMismatchError: members asked for different teams, or no team slot is
+                free on every member (raise PYSHMEM_MAX_TEAMS or destroy teams).
+        """
+        call = "Team.split_strided"
+        ensure_started(call)
+        if size is None:
+            n = _n_pes_checked(self, call)
+            size = len(range(start, n, stride)) if stride > 0 else 0
+        num, mask = _config_num_contexts(config, kwargs, call)
+        return Team._from_handle(lib.team_split_strided(self._handle, start, stride, size, num, mask, "pyshmem." + call))
+
+    def split_2d(self, xrange, xaxis_config=None, yaxis_config=None):
+        """Split this team into the rows and columns of a grid ``xrange`` PEs wide. Collective.
+
+        Team PE i sits at ``(x, y) = (i % xrange, i // xrange)``.
+
+        Args:
+            xrange: the grid's width (clamped to the team's size).
+            xaxis_config, yaxis_config: config mappings of the two new teams.
+
+        Returns:
+            ``(xteam, yteam)``: the PEs of my row (same y, numbered by x) and of my column
+            (same x, numbered by y).
+
+        Raises:
+            InvalidArgumentError: xrange < 1, or this PE is not a member.
+        """
+        call = "Team.split_2d"
+        ensure_started(call)
+        xn, xm = _config_num_contexts(xaxis_config, {}, call)
+        yn, ym = _config_num_contexts(yaxis_config, {}, call)
+        x, y = lib.team_split_2d(self._handle, int(xrange), xn, xm, yn, ym, "pyshmem." + call)
+        return Team._from_handle(x), Team._from_handle(y)
+
+    def get_config(self):
+        """The team's configuration, ``{"num_contexts": n}``.
+
+        Raises:
+            InvalidArgumentError: the team is invalid or destroyed.
+        """
+        ensure_started("Team.get_config")
+        return {"num_contexts": lib.team_get_config(self._handle, "pyshmem.Team.get_config")}
+
+    def my_pe(self):
+        """This PE's number in the team.
+
+        Raises:
+            InvalidArgumentError: the team is invalid/destroyed or this PE is not in it.
+        """
+        ensure_started("Team.my_pe")
+        pe = lib.team_my_pe(self._handle)
+        if pe < 0:
+            _n_pes_checked(self, "pyshmem.Team.my_pe")
+            raise InvalidArgumentError(f"{where('Team.my_pe')}: this PE is not a member of {self!r}")
+        return pe
+
+    def n_pes(self):
+        """Number of PEs in the team.
+
+        Raises:
+            InvalidArgumentError: the team is invalid or destroyed.
+        """
+        return _n_pes_checked(self, "pyshmem.Team.n_pes")
+
+    def translate_pe(self, pe=None, team=None):
+        """The number in ``team`` (default TEAM_WORLD) of PE ``pe`` of this team (default: me).
+
+        Returns:
+            The PE's number in ``team``, or -1 when it is not a member of ``team``.
+
+        Raises:
+            InvalidArgumentError: either team is invalid or destroyed.
+        """
+        ensure_started("Team.translate_pe")
+        if pe is None:
+            pe = self.my_pe()
+        dest = TEAM_WORLD if team is None else team
+        return lib.team_translate_pe(self._handle, int(pe), dest._handle, "pyshmem.Team.translate_pe")
+
+    def create_ctx(self, options=0):
+        """A communication context whose PE numbers are this team's (see Ctx.create)."""
+        from pyshmem.ctx import Ctx
+
+        return Ctx.create(options, self)
+
+    def sync(self):
+        """Wait until every PE of the team has called sync (no quiet)."""
+        lib.sync(self)
+
+
+def _n_pes_checked(team, call):
+    ensure_started(call.replace("pyshmem.", ""))
+    n = lib.team_n_pes(team._handle)
+    if n < 0:
+        lib.team_check(team._handle, call)  # raises with the reason
+    return n
+
+
+TEAM_WORLD = Team._from_handle(lib.TEAM_WORLD)
+TEAM_SHARED = Team._from_handle(lib.TEAM_SHARED)
+TEAM_INVALID = Team._from_handle(lib.TEAM_INVALID)
+
+
+def team_my_pe(team):
+    """This PE's number in ``team`` (see Team.my_pe)."""
+    return team.my_pe()
+
+
+def team_n_pes(team):
+    """Number of PEs in ``team`` (see Team.n_pes)."""
+    return team.n_pes()
+
+
+def team_get_config(team):
+    """``team``'s configuration (see Team.get_config)."""
+    return team.get_config()
+
+
+def team_translate_pe(src_team, src_pe, dest_team):
+    """PE ``src_pe`` of ``src_team`` numbered in ``dest_team``, or -1 (see Team.translate_pe)."""
+    return src_team.translate_pe(src_pe, dest_team)
+
+
+def team_split_strided(parent, start, stride, size, config=None):
+    """OpenSHMEM's shmem_team_split_strided (see Team.split_strided)."""
+    return parent.split_strided(start, stride, size, config)
+
+
+def team_split_2d(parent, xrange, xaxis_config=None, yaxis_config=None):
+    """OpenSHMEM's shmem_team_split_2d: ``(xteam, yteam)`` (see Team.split_2d)."""
+    return parent.split_2d(xrange, xaxis_config, yaxis_config)
+
+
+def team_destroy(team):
+    """Destroy ``team`` (see Team.destroy)."""
+    team.destroy()
+
+
+def team_create_ctx(team, options=0):
+    """A context on ``team`` (see Ctx.create)."""
+    return team.create_ctx(options)
+
+
+def team_sync(team):
+    """Barrier over ``team`` without quiet (see pyshmem.sync)."""
+    lib.sync(team)
+
+
+__all__ = [
+    "Team", "TEAM_WORLD", "TEAM_SHARED", "TEAM_INVALID",
+    "team_my_pe", "team_n_pes", "team_get_config", "team_translate_pe", "team_split_strided", "team_split_2d",
+    "team_destroy", "team_create_ctx", "team_sync",
+]
