@@ -14,18 +14,8 @@ same bits; integer arithmetic wraps around as in NumPy. See coll/coll.h for the
 algorithms and docs/design.md for how they are chosen.
 """
 
-import enum
-import sys
-
 from pyshmem._lib import lib
-
-if sys.version_info >= (3, 11):
-    _StrEnum = enum.StrEnum
-else:  # pragma: no cover - Python < 3.11
-
-    class _StrEnum(str, enum.Enum):
-        def __str__(self):
-            return str(self.value)
+from pyshmem.constants import _StrEnum
 
 
 class OP(_StrEnum):

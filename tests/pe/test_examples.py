@@ -76,6 +76,18 @@ CASES = {
              env={"PYSHMEM_PROXY_ALL": "1"}, skip_unless=cpu_kernel_toolchain_missing,
              expect=lambda n: [r"2 rounds of MoE dispatch/combine over 3 PE\(s\), grid 2"]),
     ],
+    "tp_allreduce.py": [
+        Case(args=("--rows", "16", "--hidden", "96", "--out", "40", "--api", "host"), npes=(1, 2, 3, 4),
+             expect=lambda n: [rf"summed over {n} PE\(s\) x 1 group", r"matches NumPy bit for bit"]),
+        Case(args=("--rows", "8", "--hidden", "64", "--out", "16", "--groups", "2"), npes=(2, 4), label="device",
+             skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [r"x 2 group\(s\)", r"device API \(CPU build\): sum_reduce_block in a kernel",
+                               r"matches NumPy bit for bit"]),
+    ],
+    "grid_reduce.py": [
+        Case(args=("--cols", "2", "--block", "5"), npes=(1, 2, 3, 4),
+             expect=lambda n: [rf"{n} PE\(s\) as a \d+x\d+ grid of 5x5 blocks: .* match NumPy"]),
+    ],
     "halo_exchange.py": [
         Case(args=("--cells", "61", "--steps", "150", "--sync", "signal"), npes=(1, 2, 3, 4), label="signal",
              expect=lambda n: [rf"61 cells on {n} PE\(s\).*150 steps, signal sync", r"bit-identical"]),
