@@ -252,3 +252,4 @@ def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
 lib._set_gpu_rma(host_api_rma)
 
 from pyshmem import _gpu_host_ops  # noqa: E402,F401 - registers the hook for atomics on GPU arrays
+from pyshmem import _gpu_coll  # noqa: E402,F401 - registers the hook for collectives with stream=

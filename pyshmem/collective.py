@@ -9,7 +9,9 @@ the team calls the same collectives in the same order with the same sizes (check
 a mismatch raises CollectiveMismatchError on every PE instead of hanging).
 
 On return the call is complete on this PE: ``target`` holds the result and ``source``
-may be reused. Reductions combine the PEs' values in team order, so every PE gets the
+may be reused. With symmetric GPU arrays (``pyshmem.cuda``) every collective also
+takes ``stream=``: it is then enqueued on that CUDA stream as a kernel running the
+device collective (pyshmem/_gpu_coll.py) and may be captured in a CUDA graph. Reductions combine the PEs' values in team order, so every PE gets the
 same bits; integer arithmetic wraps around as in NumPy. See coll/coll.h for the
 algorithms and docs/design.md for how they are chosen.
 """
@@ -42,7 +44,7 @@ alltoalls = lib.alltoalls
 _reduce = lib.reduce
 
 
-def reduce(target, source, op=OP_SUM, size=None, team=None):
+def reduce(target, source, op=OP_SUM, size=None, team=None, stream=None):
     """Combine ``source`` over the team's PEs element-wise into ``target`` on every PE.
 
     Args:
@@ -52,21 +54,24 @@ def reduce(target, source, op=OP_SUM, size=None, team=None):
             arrays, max/min integer and float arrays, sum/prod also complex ones.
         size: elements to reduce (default: the shorter of target and source).
         team: the team (default TEAM_WORLD).
+        stream: with symmetric GPU arrays (pyshmem.cuda), the CUDA stream to run the
+            reduction on (a kernel; the call returns at once). None: run it now.
 
     Raises:
         ShmemTypeError: op is not defined for the element type, or types differ.
         InvalidArgumentError: arrays not symmetric, overlapping, or too short.
         CollectiveMismatchError: PEs passed different sizes or ops.
     """
-    _reduce(target, source, op, size, team)
+    _reduce(target, source, op, size, team, stream)
 
 
 def _make(op):
-    def f(target, source, size=None, team=None):
-        _reduce(target, source, op, size, team)
+    def f(target, source, size=None, team=None, stream=None):
+        _reduce(target, source, op, size, team, stream)
 
     f.__name__ = f.__qualname__ = f"{op.value}_reduce"
-    f.__doc__ = (f"reduce(target, source, OP_{op.name}, size, team): the {op.value} of source over the team's PEs.\n\n"
+    f.__doc__ = (f"reduce(target, source, OP_{op.name}, size, team, stream): the {op.value} of source over the "
+                 "team's PEs.\n\n"
                  "Args/Raises: see reduce.")
     return f
 

@@ -1,4 +1,5 @@
 // host/init.cpp: bringing a PE up and down.
+#include <sched.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -57,6 +58,8 @@ std::string local_node_id() {
   return std::string(host) + "/" + (n > 0 ? std::string(ns, static_cast<size_t>(n)) : "");
 }
 
+constexpr int kOversubscribedSpins = 100;
+
 void find_nodes(State& s) {
   s.node_id = local_node_id();
   if (s.config.REMOTE_ONLY) s.node_id += "#pe" + std::to_string(s.pe);  // every PE a node of its own
@@ -72,6 +75,21 @@ void find_nodes(State& s) {
   s.local_pes.clear();
   for (int p = 0; p < s.npes; ++p)
     if (s.node_of_pe[p] == s.node_of_pe[s.pe]) s.local_pes.push_back(p);
+  // More PEs on this host (REMOTE_ONLY's per-PE "nodes" included) than CPUs this process
+  // may run on: a waiting PE that spins keeps the PE it waits for off the CPU, so waits
+  // yield after a short spin unless PYSHMEM_SPIN_ITERS says otherwise (measured with
+  // barrier_all, 4 PEs on 2 cores: 93 us with 2000 spins, 7 us with 100).
+  const std::string host = local_node_id();
+  int on_host = 0;
+  for (const auto& id : ids) on_host += id.compare(0, host.size(), host) == 0 ? 1 : 0;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  if (on_host > ncpu && !std::getenv("PYSHMEM_SPIN_ITERS") && s.config.SPIN_ITERS > kOversubscribedSpins) {
+    s.config.SPIN_ITERS = kOversubscribedSpins;
+    log_debug("init: %d PEs on this host, %d CPUs: waits spin %d times before yielding", on_host, ncpu,
+              kOversubscribedSpins);
+  }
 }
 
 }  // namespace

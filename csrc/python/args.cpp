@@ -401,6 +401,11 @@ bool parse_cmp(const char* call, PyObject* obj, int* out) {
   return true;
 }
 
+bool is_gpu_array(PyObject* obj) {
+  if (!obj || is_ndarray(obj)) return false;
+  return PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0;
+}
+
 bool check_ctx(const char* call, PyObject* ctx, int* pe) {
   if (!ctx || ctx == Py_None || ctx == g_default_ctx) return true;
   if (!g_default_ctx || Py_TYPE(ctx) != Py_TYPE(g_default_ctx))

@@ -50,6 +50,9 @@ struct Buffer {
 bool numpy_import();
 // True for NumPy arrays (and subclasses, e.g. symmetric arrays).
 bool is_ndarray(PyObject* obj);
+// A GPU array (CuPy, PyTorch, Numba, pyshmem.cuda.GpuArray: __cuda_array_interface__),
+// not a NumPy array. False for null.
+bool is_gpu_array(PyObject* obj);
 
 // Gets a buffer from `obj` (NumPy arrays are read directly, other objects through the
 // buffer protocol). `writable`: the caller will write into it (read-only views

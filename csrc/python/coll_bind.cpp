@@ -3,7 +3,9 @@
 // shmem4py's signatures (target first, sizes in elements, team=None meaning the world).
 //
 // Arrays must be contiguous symmetric arrays of one element type; `size` defaults as
-// in shmem4py. The waits inside run with the GIL released.
+// in shmem4py. The waits inside run with the GIL released. Calls with GPU arrays or a
+// `stream=` (a pyshmem extension, last parameter) go to pyshmem/_gpu_coll.py, which
+// enqueues a kernel running the device collective.
 #include <strings.h>
 
 #include <cstring>
@@ -13,12 +15,42 @@
 #include "python/args.h"
 #include "python/errors.h"
 #include "python/fast.h"
+#include "python/gpu_hooks.h"
 #include "pyshmem/team.h"
 #include "team/team.h"
 
 namespace pyshmem {
 namespace py {
+
+// pyshmem._gpu_coll.collective, set at import (python/gpu_hooks.h).
+PyObject* g_gpu_coll = nullptr;
+
 namespace {
+
+// Hands the call to the GPU path when there is a stream or a GPU array; *handled says
+// whether it did. Returns the hook's result (nullptr with an exception on failure).
+// a: the call's parsed arguments; `kind` names the collective for the hook.
+PyObject* maybe_gpu(const char* call, const char* kind, PyObject* target, PyObject* source, PyObject* extra,
+                    PyObject* size, PyObject* team, PyObject* stream, bool* handled) {
+  *handled = (stream && stream != Py_None) || is_gpu_array(target) || is_gpu_array(source);
+  if (!*handled) return nullptr;
+  if (!g_gpu_coll)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays and stream= need pyshmem.cuda (import pyshmem.cuda)"),
+           nullptr;
+  PyObject* c = PyUnicode_FromString(call);
+  PyObject* k = PyUnicode_FromString(kind);
+  if (!c || !k) {
+    Py_XDECREF(c);
+    Py_XDECREF(k);
+    return nullptr;
+  }
+  PyObject* argv[] = {c, k, target ? target : Py_None, source ? source : Py_None, extra ? extra : Py_None,
+                      size ? size : Py_None, team ? team : Py_None, stream ? stream : Py_None};
+  PyObject* r = PyObject_Vectorcall(g_gpu_coll, argv, 8, nullptr);
+  Py_DECREF(c);
+  Py_DECREF(k);
+  return r;
+}
 
 // None -> TEAM_WORLD; a pyshmem.Team -> its handle (an int attribute `_handle`).
 bool parse_team(const char* call, PyObject* obj, int* out) {
@@ -87,36 +119,39 @@ PyObject* done(bool ok) {
   Py_RETURN_NONE;
 }
 
-PyObject* py_sync(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
-  static const char* const names[] = {"team"};
-  const char* call = "pyshmem.sync";
-  PyObject* a[1];
+PyObject* team_barrier(bool complete, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
+  static const char* const names[] = {"team", "stream"};
+  const char* call = complete ? "pyshmem.barrier" : "pyshmem.sync";
+  PyObject* a[2];
   int team;
-  if (!parse_args("sync", args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !parse_team(call, a[0], &team))
-    return nullptr;
-  return done(run_guarded_nogil([&] { team_sync(team, call); }));
+  if (!parse_args(call + 8, args, nargs, kw, names, 2, 0, a) || !ensure_init(call)) return nullptr;
+  bool gpu;
+  PyObject* r = maybe_gpu(call, call + 8, nullptr, nullptr, nullptr, nullptr, a[0], a[1], &gpu);
+  if (gpu) return r;
+  if (!parse_team(call, a[0], &team)) return nullptr;
+  return done(run_guarded_nogil([&] { complete ? barrier(team, call) : team_sync(team, call); }));
 }
 
+PyObject* py_sync(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
+  return team_barrier(false, args, nargs, kw);
+}
 PyObject* py_barrier(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
-  static const char* const names[] = {"team"};
-  const char* call = "pyshmem.barrier";
-  PyObject* a[1];
-  int team;
-  if (!parse_args("barrier", args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !parse_team(call, a[0], &team))
-    return nullptr;
-  return done(run_guarded_nogil([&] { barrier(team, call); }));
+  return team_barrier(true, args, nargs, kw);
 }
 
 PyObject* py_broadcast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
-  static const char* const names[] = {"target", "source", "root", "size", "team"};
+  static const char* const names[] = {"target", "source", "root", "size", "team", "stream"};
   const char* call = "pyshmem.broadcast";
-  PyObject* a[5];
+  PyObject* a[6];
   Buffer t, s;
   long long root;
   Py_ssize_t size;
   int team;
-  if (!parse_args("broadcast", args, nargs, kw, names, 5, 3, a) || !ensure_init(call) ||
-      !get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (!parse_args("broadcast", args, nargs, kw, names, 6, 3, a) || !ensure_init(call)) return nullptr;
+  bool gpu;
+  PyObject* r = maybe_gpu(call, "broadcast", a[0], a[1], a[2], a[3], a[4], a[5], &gpu);
+  if (gpu) return r;
+  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
       !same_type(call, t, "target", s, "source") || !parse_int(call, "root", a[2], &root) ||
       !parse_size(call, a[3], &size) || !parse_team(call, a[4], &team))
     return nullptr;
@@ -129,14 +164,17 @@ PyObject* py_broadcast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
 }
 
 PyObject* gather(bool fixed, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
-  static const char* const names[] = {"target", "source", "size", "team"};
+  static const char* const names[] = {"target", "source", "size", "team", "stream"};
   const char* call = fixed ? "pyshmem.fcollect" : "pyshmem.collect";
-  PyObject* a[4];
+  PyObject* a[5];
   Buffer t, s;
   Py_ssize_t size;
   int team;
-  if (!parse_args(call + 8, args, nargs, kw, names, 4, 2, a) || !ensure_init(call) ||
-      !get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (!parse_args(call + 8, args, nargs, kw, names, 5, 2, a) || !ensure_init(call)) return nullptr;
+  bool gpu;
+  PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], nullptr, a[2], a[3], a[4], &gpu);
+  if (gpu) return r;
+  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
       !same_type(call, t, "target", s, "source") || !parse_size(call, a[2], &size) || !parse_team(call, a[3], &team))
     return nullptr;
   if (size < 0) size = s.nelems;
@@ -164,15 +202,18 @@ PyObject* py_collect(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObjec
 }
 
 PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
-  static const char* const plain[] = {"target", "source", "size", "team"};
-  static const char* const with_strides[] = {"target", "source", "tst", "sst", "size", "team"};
+  static const char* const plain[] = {"target", "source", "size", "team", "stream"};
+  static const char* const with_strides[] = {"target", "source", "tst", "sst", "size", "team", "stream"};
   const char* call = strided ? "pyshmem.alltoalls" : "pyshmem.alltoall";
-  PyObject* a[6] = {};
-  const int n = strided ? 6 : 4;
+  PyObject* a[7] = {};
+  const int n = strided ? 7 : 5;
   if (!parse_args(call + 8, args, nargs, kw, strided ? with_strides : plain, n, 2, a) || !ensure_init(call))
     return nullptr;
-  PyObject* size_obj = a[n - 2];
-  PyObject* team_obj = a[n - 1];
+  PyObject* size_obj = a[n - 3];
+  PyObject* team_obj = a[n - 2];
+  bool gpu;
+  PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], nullptr, size_obj, team_obj, a[n - 1], &gpu);
+  if (gpu) return r;
   long long tst = 1, sst = 1;
   if (strided && ((a[2] && !parse_int(call, "tst", a[2], &tst)) || (a[3] && !parse_int(call, "sst", a[3], &sst))))
     return nullptr;
@@ -213,14 +254,17 @@ PyObject* py_alltoalls(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
 }
 
 PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
-  static const char* const names[] = {"target", "source", "op", "size", "team"};
+  static const char* const names[] = {"target", "source", "op", "size", "team", "stream"};
   const char* call = "pyshmem.reduce";
-  PyObject* a[5];
+  PyObject* a[6];
   Buffer t, s;
   Py_ssize_t size;
   int team, op;
-  if (!parse_args("reduce", args, nargs, kw, names, 5, 2, a) || !ensure_init(call) ||
-      !get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (!parse_args("reduce", args, nargs, kw, names, 6, 2, a) || !ensure_init(call)) return nullptr;
+  bool gpu;
+  PyObject* r = maybe_gpu(call, "reduce", a[0], a[1], a[2], a[3], a[4], a[5], &gpu);
+  if (gpu) return r;
+  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
       !same_type(call, t, "target", s, "source") || !parse_op(call, a[2], &op) || !parse_size(call, a[3], &size) ||
       !parse_team(call, a[4], &team))
     return nullptr;
@@ -248,19 +292,19 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
 }  // namespace
 
 PyMethodDef kCollMethods[] = {
-    FAST(sync, "sync(team=None)\n--\n\nWait until every PE of the team has entered sync (no quiet)."),
-    FAST(barrier, "barrier(team=None)\n--\n\nquiet(), then sync(team)."),
-    FAST(broadcast, "broadcast(target, source, root, size=None, team=None)\n--\n\n"
+    FAST(sync, "sync(team=None, stream=None)\n--\n\nWait until every PE of the team has entered sync (no quiet)."),
+    FAST(barrier, "barrier(team=None, stream=None)\n--\n\nquiet(), then sync(team)."),
+    FAST(broadcast, "broadcast(target, source, root, size=None, team=None, stream=None)\n--\n\n"
                     "Copy `size` elements of source on team PE `root` into target on every team PE."),
-    FAST(collect, "collect(target, source, size=None, team=None)\n--\n\n"
+    FAST(collect, "collect(target, source, size=None, team=None, stream=None)\n--\n\n"
                   "Concatenate each team PE's `size` elements (sizes may differ) into target, in team order."),
-    FAST(fcollect, "fcollect(target, source, size=None, team=None)\n--\n\n"
+    FAST(fcollect, "fcollect(target, source, size=None, team=None, stream=None)\n--\n\n"
                    "Concatenate each team PE's `size` elements (the same on every PE) into target, in team order."),
-    FAST(alltoall, "alltoall(target, source, size=None, team=None)\n--\n\n"
+    FAST(alltoall, "alltoall(target, source, size=None, team=None, stream=None)\n--\n\n"
                    "Block j (size elements) of source goes to block (my team PE) of target on team PE j."),
-    FAST(alltoalls, "alltoalls(target, source, tst=1, sst=1, size=None, team=None)\n--\n\n"
+    FAST(alltoalls, "alltoalls(target, source, tst=1, sst=1, size=None, team=None, stream=None)\n--\n\n"
                     "alltoall with element strides tst (target) and sst (source)."),
-    FAST(reduce, "reduce(target, source, op=OP_SUM, size=None, team=None)\n--\n\n"
+    FAST(reduce, "reduce(target, source, op=OP_SUM, size=None, team=None, stream=None)\n--\n\n"
                  "target[i] = op over the team PEs of source[i] (every PE gets the result)."),
     {nullptr, nullptr, 0, nullptr}};
 

@@ -13,6 +13,7 @@ namespace py {
 
 extern PyObject* g_gpu_rma;  // put/get/put_nbi/get_nbi with a GPU array (python/rma_bind.cpp)
 extern PyObject* g_gpu_amo;  // an atomic on a GPU array (python/amo_bind.cpp)
+extern PyObject* g_gpu_coll; // a collective with stream= or GPU arrays (python/coll_bind.cpp)
 
 // Atomic `op` (PYSHMEM_AMO_*) on PE pe's copy of the 1-element GPU array `t` (dtype
 // `code`; value/cond: 8 bytes each) through g_gpu_amo; old[8] receives a fetched value.

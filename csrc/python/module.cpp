@@ -87,6 +87,10 @@ PYBIND11_MODULE(_C, m) {
     Py_XDECREF(py::g_gpu_rma);
     py::g_gpu_rma = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   });
+  m.def("_set_gpu_coll", [](pybind::object fn) {
+    Py_XDECREF(py::g_gpu_coll);
+    py::g_gpu_coll = fn.is_none() ? nullptr : fn.inc_ref().ptr();
+  });
   m.def("_set_auto_init", [](pybind::object fn) {
     Py_XDECREF(py::g_auto_init);
     py::g_auto_init = fn.is_none() ? nullptr : fn.inc_ref().ptr();

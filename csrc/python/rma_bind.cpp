@@ -29,12 +29,6 @@ enum RmaKind { kPut, kGet };
 
 constexpr size_t kMaxHeldNbiSources = 4096;
 
-// A GPU array (CuPy, PyTorch, Numba, pyshmem.cuda.GpuArray) and not a NumPy array.
-bool is_gpu_array(PyObject* obj) {
-  if (is_ndarray(obj)) return false;
-  int has = PyObject_HasAttrString(obj, "__cuda_array_interface__");
-  return has > 0;
-}
 
 PyObject* gpu_rma(const char* call, RmaKind kind, PyObject* const* a) {
   if (!g_gpu_rma)

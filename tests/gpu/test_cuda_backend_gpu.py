@@ -46,3 +46,20 @@ def test_numba_ring_example_on_the_gpu(npes):
                    env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M", "NUMBA_ENABLE_CUDASIM": "0"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"around {npes} PEs from Numba kernels (GPU): OK" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("npes", [1, 2, 4])
+def test_stream_collectives_on_the_gpu(npes):
+    """broadcast/fcollect/alltoall/reductions/sync on GPU arrays, on a stream and not,
+    over the world and split teams (pyshmem/kernels/coll.cu)."""
+    proc = run_pes(HERE / "programs" / "gpu_coll.py", npes, timeout=240,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
+    assert_ok(proc, npes)
+
+
+@pytest.mark.parametrize("npes", [2, 4])
+def test_tp_allreduce_example_on_the_gpu(npes):
+    proc = run_pes(HERE.parent.parent / "examples" / "tp_allreduce.py", npes, "--rows", "64", "--hidden", "256",
+                   "--out", "128", timeout=240, env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "device API (GPU): sum_reduce_block in a kernel" in proc.stdout, proc.stdout

@@ -56,3 +56,30 @@ def test_hundreds_of_teams_and_team_contexts(npes):
 def test_team_limit_names_the_variable():
     proc = run_pes("team_limit.py", 2, timeout=60, env={"PYSHMEM_MAX_TEAMS": "4"})
     assert_ok(proc, 2)
+
+
+def test_collective_benchmark_runs(tmp_path):
+    """benchmarks/bench_coll.py --quick on 2 PEs: the pyshmem rows (Python and compiled)
+    are produced, and a peer that is not installed is reported as skipped, not faked."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import REPO, cpu_kernel_toolchain_missing
+
+    out = tmp_path / "coll.json"
+    cmd = [sys.executable, str(REPO / "benchmarks" / "bench_coll.py"), "--quick", "--pes", "2", "--sizes", "8,4096",
+           "--barrier-pes", "2", "--json", str(out)]
+    if cpu_kernel_toolchain_missing():
+        cmd.append("--no-compiled")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=str(REPO))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    systems = {r["system"] for r in data["rows"]}
+    assert "pyshmem-python" in systems
+    ops = {(r["op"], r["bytes"]) for r in data["rows"] if r["system"] == "pyshmem-python"}
+    assert ops == {("barrier_all", 0)} | {(op, b) for op in ("broadcast", "fcollect", "alltoall", "sum_reduce")
+                                          for b in (8, 4096)}
+    assert all(r["us"] > 0 for r in data["rows"])
+    assert ("oshmem" in systems) != ("OpenSHMEM (Open MPI)" in data["skipped"])
+    assert "| sum_reduce | 2 | 4096 |" in proc.stdout

@@ -204,6 +204,10 @@ def _resolve(dotted):
 # shmem4py call still works. put/get on GPU arrays take a CUDA stream (cuda backend).
 EXTENSIONS = {name: "stream=None" for name in ("put", "get", "put_nbi", "get_nbi")}
 EXTENSIONS["init"] = "mpi=None"
+# Collectives on symmetric GPU arrays run on a CUDA stream (pyshmem/_gpu_coll.py).
+EXTENSIONS.update({name: "stream=None" for name in (
+    "sync", "broadcast", "collect", "fcollect", "alltoall", "alltoalls", "reduce", "and_reduce", "or_reduce",
+    "xor_reduce", "max_reduce", "min_reduce", "sum_reduce", "prod_reduce")})
 
 
 def _with_extensions(name):

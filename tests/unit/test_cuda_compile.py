@@ -59,3 +59,20 @@ def test_host_atomics_kernel_compiles(arch):
     src = (REPO / "pyshmem" / "kernels" / "host_amo.cu").read_text()
     code = pcuda.compile(src, arch=arch, output="cubin", name="host_amo")
     assert len(code.code) > 1000
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_stream_collective_kernels_compile(arch):
+    """pyshmem/kernels/coll.cu (collectives with stream=) builds with NVRTC, with a kernel
+    for every (reduction op, element type) pair the Python side may ask for."""
+    from pyshmem import _gpu_coll
+
+    src = (REPO / "pyshmem" / "kernels" / "coll.cu").read_text()
+    cubin = bytes(pcuda.compile(src, arch=arch, output="cubin", name="coll").code)
+    for name in ("pyshmem_coll_sync", "pyshmem_coll_broadcast", "pyshmem_coll_fcollect", "pyshmem_coll_alltoall"):
+        assert name.encode() + b"\0" in cubin, name
+    for dtype, tname in _gpu_coll._REDUCE_TYPES.items():
+        ops = ["sum", "prod"] + (["max", "min"] if dtype.kind != "c" else []) + (
+            ["and", "or", "xor"] if dtype.kind in "iu" else [])
+        for op in ops:
+            assert f"pyshmem_coll_{op}_reduce_{tname}".encode() + b"\0" in cubin, (op, tname)

@@ -68,6 +68,7 @@ expect(TypeError, "target must be a symmetric GPU array", shmem.put, np.zeros(8,
 expect(ValueError, "size=9 elements exceeds the target", shmem.put, h[0], np.zeros(16, np.int64), 0, size=9)
 # the rest of the host API does not take GPU arrays yet (waits do: gpu_waits.py), and says so
 sig = pc.zeros(1, np.uint64)
+ga, gb = pc.zeros(8, np.int64), pc.zeros(8, np.int64)  # for the GPU collectives below
 try:
     import cuda.core  # noqa: F401
     have_nvrtc = True
@@ -79,6 +80,17 @@ if have_nvrtc and n == 1:  # atomics on GPU arrays run a kernel (NVRTC: slow, so
     # put_signal into a GPU array: the data is copied, the GPU signal needs that kernel too
     expect(shmem.ShmemOSError, "cannot be loaded", shmem.put_signal, h[0], row, 0, sig, 1, shmem.SIGNAL_SET)
     assert np.array_equal(h[0].copy_to_host(), row)
+    # collectives on GPU arrays (stream= or not) run a kernel of pyshmem/kernels/coll.cu: routed, then refused
+    expect(shmem.ShmemOSError, "(pyshmem/kernels/coll.cu) cannot be loaded", shmem.sum_reduce, ga, gb, stream=0)
+    expect(shmem.ShmemOSError, "cannot be loaded", shmem.broadcast, ga, gb, 0)
+    expect(shmem.ShmemOSError, "cannot be loaded", shmem.sync, stream=0)
+# argument checks of the GPU collectives come before any kernel
+expect(TypeError, "source must be a symmetric GPU array", shmem.fcollect, ga, np.zeros(8, np.int64), stream=0)
+expect(TypeError, "with stream= or GPU arrays, target must be a symmetric GPU array", shmem.sum_reduce,
+       np.zeros(8, np.int64), np.zeros(8, np.int64), stream=0)
+expect(TypeError, "'and' reduction is not defined for float64", shmem.and_reduce, pc.zeros(4), pc.zeros(4), stream=0)
+expect(ValueError, "root 9 is not a PE of the team", shmem.broadcast, ga, gb, 9, stream=0)
+expect(NotImplementedError, "collect on GPU arrays (stream=) is not built yet", shmem.collect, ga, gb, stream=0)
 expect(TypeError, "atomics on float64 are not supported", shmem.atomic_and, pc.zeros(1, np.float64), 1, 0)
 expect(ValueError, "PE 7 is out of range", shmem.atomic_add, h[0][:1], 1, 7)
 expect(TypeError, "source is a GPU array but target is host memory", shmem.put_signal, shmem.zeros(8, np.int64),

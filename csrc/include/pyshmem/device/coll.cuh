@@ -80,10 +80,15 @@ PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* sou
   const size_t n = static_cast<size_t>(t.size);
   const size_t lo = nelems * static_cast<size_t>(t.my_index) / n;
   const size_t hi = nelems * static_cast<size_t>(t.my_index + 1) / n;
+  // Member j's copy of source[i] is at source + i + (pe_j - me) * heap_stride (all checked
+  // reachable above), so the loop does address arithmetic only.
+  const int64_t stride = static_cast<int64_t>(state().heap_stride), me = state().my_pe;
+  const char* base = reinterpret_cast<const char*>(source);
   for (size_t i = lo + coop_rank<C>(); i < hi; i += coop_size<C>()) {
-    T acc = *static_cast<const T*>(direct_ptr(call, source + i, member_pe(t, 0)));
+    const char* mine = base + i * sizeof(T);
+    T acc = *reinterpret_cast<const T*>(mine + (member_pe(t, 0) - me) * stride);
     for (int j = 1; j < t.size; ++j)
-      acc = reduce_combine<T, Op>(acc, *static_cast<const T*>(direct_ptr(call, source + i, member_pe(t, j))));
+      acc = reduce_combine<T, Op>(acc, *reinterpret_cast<const T*>(mine + (member_pe(t, j) - me) * stride));
     dest[i] = acc;  // in place, this overwrites source[i] after this thread's own read of it
   }
   coll_sync<C>(call, team);

@@ -1,0 +1,149 @@
+"""Collectives on a CUDA stream: the host API's collectives on symmetric GPU arrays.
+
+``pyshmem.sum_reduce(y, y, stream=s)`` (and broadcast, fcollect, alltoall, reduce,
+sync, barrier) on ``pyshmem.cuda`` arrays launches a one-block kernel of
+``pyshmem/kernels/coll.cu`` (built with NVRTC on first use, cached per process) that
+runs the device API's block-cooperative collective. With a stream the call returns at
+once and the collective runs in stream order (so it can be captured in a CUDA graph);
+with ``stream=None`` it runs on the default stream and the call waits for it.
+
+The compiled binding hands over every call that has GPU arrays or a ``stream=``; the
+arguments are checked here. collect and alltoalls have no device form yet.
+"""
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from pyshmem._lib import lib
+from pyshmem.errors import InvalidArgumentError, ShmemNotImplementedError, ShmemOSError, ShmemTypeError
+
+__all__ = ["collective"]
+
+_SOURCE = Path(__file__).resolve().parent / "kernels" / "coll.cu"
+_lock = threading.Lock()
+_module = None
+_load_error = None  # the driver refused the module once: it will again (NVRTC is slow)
+
+_REDUCE_TYPES = {np.dtype(t): t for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                          "float32", "float64", "complex64", "complex128")}
+
+
+def _kernel(call, name):
+    global _module, _load_error
+    with _lock:
+        if _load_error is None and _module is None:
+            from pyshmem.cuda import Module
+
+            try:
+                _module = Module(_SOURCE.read_text(), name="pyshmem_coll", target="gpu")
+            except ShmemOSError as exc:
+                _load_error = str(exc)
+        if _load_error is not None:
+            raise ShmemOSError(f"{call} on PE {lib.my_pe()}: the kernel that runs the collective on the stream "
+                               f"(pyshmem/kernels/coll.cu) cannot be loaded: {_load_error}")
+        return _module.get_kernel(name)
+
+
+def _gpu(call, role, x):
+    from pyshmem._gpu_arrays import GpuArray
+
+    if not isinstance(x, GpuArray):
+        raise ShmemTypeError(f"{call} on PE {lib.my_pe()}: with stream= or GPU arrays, {role} must be a symmetric "
+                             f"GPU array (pyshmem.cuda.empty/zeros), not {type(x).__name__}")
+    return x
+
+
+def _team_handle(call, team):
+    if team is None:
+        return lib.TEAM_WORLD
+    handle = getattr(team, "_handle", None)
+    if handle is None:
+        raise ShmemTypeError(f"{call}: team must be a pyshmem.Team or None, not {type(team).__name__}")
+    if lib.team_my_pe(handle) < 0:
+        lib.team_check(handle, call)  # raises for invalid/destroyed teams
+        raise InvalidArgumentError(f"{call} on PE {lib.my_pe()}: this PE is not a member of the team")
+    return handle
+
+
+def collective(call, kind, target, source, extra, size, team, stream):
+    """Runs collective `kind` on GPU arrays as a kernel on `stream` (see the module doc).
+
+    Args:
+        call: the public name ("pyshmem.broadcast" ...); kind: "sync", "barrier",
+            "broadcast", "fcollect", "collect", "alltoall", "alltoalls" or "reduce".
+        target, source: symmetric GPU arrays (None for sync/barrier).
+        extra: broadcast's root, reduce's op.
+        size: elements (None: shmem4py's default for the call).
+        team: a pyshmem.Team or None; stream: None, a CUstream handle or a stream object.
+
+    Raises:
+        ShmemTypeError: host arrays with stream=, mismatched or unsupported dtypes.
+        InvalidArgumentError: sizes that do not fit, a bad root or op.
+        ShmemNotImplementedError: collect and alltoalls on GPU arrays.
+        ShmemOSError: the kernel cannot be loaded (no usable GPU).
+    """
+    from pyshmem._gpu_arrays import _stream_handle
+    from pyshmem.cuda import launch
+
+    short = call.replace("pyshmem.", "")
+    handle = _team_handle(call, team)
+    npes = lib.team_n_pes(handle)
+    sh = None if stream is None else _stream_handle(stream, short)
+    if kind in ("sync", "barrier"):
+        launch(_kernel(call, "pyshmem_coll_sync"), 1, 256, np.int32(handle), np.int32(kind == "barrier"), stream=sh)
+        return None
+    if kind in ("collect", "alltoalls"):
+        raise ShmemNotImplementedError(f"{call} on GPU arrays (stream=) is not built yet: use fcollect / alltoall "
+                                       "with padded blocks, or host arrays")
+    t, s = _gpu(call, "target", target), _gpu(call, "source", source)
+    if t.dtype != s.dtype:
+        raise ShmemTypeError(f"{call}: target dtype {t.dtype} and source dtype {s.dtype} differ")
+    item = t.dtype.itemsize
+    if kind == "broadcast":
+        n = min(t.size, s.size) if size is None else int(size)
+        if n < 0 or n > t.size or n > s.size:
+            raise InvalidArgumentError(f"{call}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
+        root = int(extra)
+        if not 0 <= root < npes:
+            raise InvalidArgumentError(f"{call}: root {root} is not a PE of the team (0..{npes - 1})")
+        launch(_kernel(call, "pyshmem_coll_broadcast"), 1, 256, np.int32(handle), t, s, np.uint64(n * item),
+               np.int32(root), stream=sh)
+    elif kind in ("fcollect", "alltoall"):
+        if kind == "fcollect":
+            n = s.size if size is None else int(size)
+            ok = 0 <= n <= s.size and n * npes <= t.size
+        else:
+            if size is None:
+                if min(t.size, s.size) % npes:
+                    raise InvalidArgumentError(f"{call}: cannot infer size: {min(t.size, s.size)} elements do not "
+                                               f"split evenly over {npes} PEs; pass size=")
+                n = min(t.size, s.size) // npes
+            else:
+                n = int(size)
+            ok = 0 <= n and n * npes <= min(t.size, s.size)
+        if not ok:
+            raise InvalidArgumentError(f"{call}: size={n} per PE x {npes} PEs does not fit target ({t.size}) / "
+                                       f"source ({s.size}) elements")
+        launch(_kernel(call, f"pyshmem_coll_{kind}"), 1, 256, np.int32(handle), t, s, np.uint64(n * item), stream=sh)
+    elif kind == "reduce":
+        op = str(extra if extra is not None else "sum").lower()
+        name = _REDUCE_TYPES.get(t.dtype)
+        if name is None:
+            raise ShmemTypeError(f"{call}: reductions take int8..uint64, float32/64 and complex64/128, not {t.dtype}")
+        if op not in ("and", "or", "xor", "max", "min", "sum", "prod"):
+            raise InvalidArgumentError(f"{call}: unknown reduction op {op!r}; use OP.AND/OR/XOR/MAX/MIN/SUM/PROD")
+        if (op in ("and", "or", "xor") and t.dtype.kind not in "iu") or (op in ("max", "min") and t.dtype.kind == "c"):
+            raise ShmemTypeError(f"{call}: the '{op}' reduction is not defined for {t.dtype}")
+        n = min(t.size, s.size) if size is None else int(size)
+        if n < 0 or n > t.size or n > s.size:
+            raise InvalidArgumentError(f"{call}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
+        launch(_kernel(call, f"pyshmem_coll_{op}_reduce_{name}"), 1, 256, np.int32(handle), t, s, np.uint64(n),
+               stream=sh)
+    else:  # pragma: no cover - the binding only passes the kinds above
+        raise AssertionError(kind)
+    return None
+
+
+lib._set_gpu_coll(collective)
