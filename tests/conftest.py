@@ -20,7 +20,8 @@ def shm_entries():
 
 
 def run_pes(program, npes, *args, timeout=120, env=None, tag_output=True, launcher_args=()):
-    """Run `program` (a path, or a file name in tests/pe/programs) on `npes` PEs with shmemrun.
+    """Run `program` (a path, a file name in tests/pe/programs, or "-m module") on `npes`
+    PEs with shmemrun.
 
     Returns the CompletedProcess (text mode). Never hangs: the launcher gets a --timeout
     and the subprocess a hard timeout.
@@ -37,7 +38,10 @@ def run_pes(program, npes, *args, timeout=120, env=None, tag_output=True, launch
     cmd = [sys.executable, "-m", "pyshmem.run", "-n", str(npes), "--timeout", str(timeout - 10)]
     if tag_output:
         cmd.append("--tag-output")
-    prog = [sys.executable, str(path)] if path.suffix == ".py" else [str(path)]
+    if str(program).startswith("-m "):
+        prog = [sys.executable, "-m", str(program)[3:]]
+    else:
+        prog = [sys.executable, str(path)] if path.suffix == ".py" else [str(path)]
     cmd += [*launcher_args, *prog, *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=str(REPO))
 

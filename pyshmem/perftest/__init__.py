@@ -1,0 +1,20 @@
+"""pyshmem.perftest: NVSHMEM-style benchmarks of pyshmem, run under the launcher.
+
+    shmemrun -n 2 python -m pyshmem.perftest put_latency -b 8 -e 1M -f 2
+    shmemrun -n 4 python -m pyshmem.perftest reduction -o sum -d float32 --json
+
+Point-to-point tests (``put_latency``, ``get_latency``, ``p_latency``, ``g_latency``,
+``put_bw`` [--bidir], ``get_bw``, ``atomic_latency``/``atomic_bw`` [-a op],
+``put_ping_pong``, ``signal_ping_pong``, ``put_signal_ping_pong``) need 2 PEs (PE 0
+drives, PE 1 is the peer); collectives (``barrier``, ``sync``, ``bcast``, ``fcollect``,
+``alltoall``, ``reduction`` [-o op -d dtype]) run on every PE. Each test checks the
+data it moved and fails (exit status 1) when it is wrong. Output: a table, or
+``--json`` (one object per line) / ``--csv`` for machines, printed by PE 0.
+
+This increment measures the host API (``--api host``); the device API (compiled CPU
+build, GPU kernels), ``compare`` against other runtimes and plots are not built yet.
+"""
+
+from pyshmem.perftest.cli import main
+
+__all__ = ["main"]

@@ -1,0 +1,73 @@
+"""python -m pyshmem.perftest under the launcher, with tiny sizes and iteration counts:
+every test runs, reports rows in every output format, and fails (exit status 1, a
+message naming the test and the PE) when a transfer is wrong. Timings are never
+asserted."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import assert_ok, run_pes, ucx_unavailable  # noqa: F401
+
+P2P = ["put_latency", "get_latency", "p_latency", "g_latency", "put_bw", "get_bw", "atomic_latency", "atomic_bw",
+       "put_ping_pong", "signal_ping_pong", "put_signal_ping_pong"]
+COLL = ["barrier", "sync", "bcast", "fcollect", "alltoall", "reduction"]
+TINY = ("-b", "8", "-e", "4K", "-f", "8", "-n", "4", "-w", "1")
+
+
+def _perftest(npes, *args, env=None):
+    return run_pes("-m pyshmem.perftest", npes, *args, timeout=90, env=env)
+
+
+def _rows(proc):
+    return [json.loads(line.split("] ", 1)[-1]) for line in proc.stdout.splitlines()
+            if line.split("] ", 1)[-1].startswith("{")]
+
+
+@pytest.mark.parametrize("test", P2P + COLL)
+def test_every_perftest_runs_and_checks_its_data(test):
+    npes = 2 if test in P2P else 3
+    proc = _perftest(npes, test, *TINY, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _rows(proc)
+    assert rows and all(r["test"] == test and r["npes"] == npes for r in rows), proc.stdout
+    for r in rows:
+        assert ("lat_avg_us" in r and r["lat_min_us"] <= r["lat_avg_us"] <= r["lat_max_us"]) or r.get("bw_gbps", 0) > 0
+    if test in ("put_latency", "put_bw", "bcast", "fcollect", "alltoall", "reduction"):
+        assert [r["bytes"] for r in rows] == [8, 64, 512, 4096], rows
+    bad = _perftest(npes, test, *TINY, "--inject-error")
+    if test in ("barrier", "sync"):  # nothing moves, nothing to check
+        assert bad.returncode == 0, bad.stdout + bad.stderr
+    else:
+        assert bad.returncode == 1, bad.stdout + bad.stderr
+        assert f"perftest {test} on PE " in bad.stdout + bad.stderr
+
+
+def test_table_and_csv_output():
+    proc = _perftest(2, "put_bw", "--bidir", "-b", "1K", "-e", "16K", "-f", "4", "-n", "5", "--csv")
+    assert proc.returncode == 0, proc.stderr
+    text = "\n".join(line.split("] ", 1)[-1] for line in proc.stdout.splitlines() if "] " in line)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [int(r["bytes"]) for r in rows] == [1024, 4096, 16384] and all(r["bidir"] == "True" for r in rows)
+    table = _perftest(3, "reduction", "-o", "max", "-d", "float32", "-b", "4", "-e", "64", "-n", "3")
+    assert table.returncode == 0, table.stderr
+    assert "# reduction (host API, 3 PEs, 3 iterations, max float32)" in table.stdout
+    assert "algbw (GB/s)" in table.stdout and "busbw (GB/s)" in table.stdout
+
+
+@pytest.mark.skipif(ucx_unavailable() is not None, reason=str(ucx_unavailable()))
+def test_transport_ucx_forces_the_remote_path():
+    proc = _perftest(2, "put_latency", *TINY, "--transport", "ucx", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(_rows(proc)) == 4
+
+
+def test_bad_usage_is_reported():
+    one = _perftest(1, "put_latency", *TINY)
+    assert one.returncode == 2 and "needs at least 2 PEs" in one.stderr
+    dev = _perftest(2, "put_latency", "--api", "device")
+    assert dev.returncode != 0 and "--api device is not built yet" in dev.stdout + dev.stderr
+    atom = _perftest(2, "atomic_latency", "-a", "nand", "-n", "2")
+    assert atom.returncode != 0 and "-a 'nand' is not one of" in atom.stdout + atom.stderr
