@@ -23,27 +23,41 @@ __all__ = ["collective"]
 
 _SOURCE = Path(__file__).resolve().parent / "kernels" / "coll.cu"
 _lock = threading.Lock()
-_module = None
-_load_error = None  # the driver refused the module once: it will again (NVRTC is slow)
+_modules = {}  # reduction (op, type) or None (the other kernels) -> loaded Module
+_load_error = None  # the driver refused a module once: it will again (NVRTC is slow)
 
-_REDUCE_TYPES = {np.dtype(t): t for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                                          "float32", "float64", "complex64", "complex128")}
+# NumPy dtype -> (kernel name suffix, C++ element type) of the reductions.
+_REDUCE_TYPES = {np.dtype(k): (k, c) for k, c in (
+    ("int8", "signed char"), ("int16", "short"), ("int32", "int"), ("int64", "long long"),
+    ("uint8", "unsigned char"), ("uint16", "unsigned short"), ("uint32", "unsigned int"),
+    ("uint64", "unsigned long long"), ("float32", "float"), ("float64", "double"),
+    ("complex64", "cuda::std::complex<float>"), ("complex128", "cuda::std::complex<double>"))}
 
 
-def _kernel(call, name):
-    global _module, _load_error
+def source(reduction=None):
+    """coll.cu, with the one reduction kernel `reduction` = (op, dtype) instantiated."""
+    text = _SOURCE.read_text()
+    if reduction is not None:
+        op, dtype = reduction
+        name, ctype = _REDUCE_TYPES[np.dtype(dtype)]
+        text += f"PYSHMEM_COLL_REDUCE({op}_reduce, {name}, {ctype})\n"
+    return text
+
+
+def _kernel(call, name, reduction=None):
+    global _load_error
     with _lock:
-        if _load_error is None and _module is None:
+        if _load_error is None and reduction not in _modules:
             from pyshmem.cuda import Module
 
             try:
-                _module = Module(_SOURCE.read_text(), name="pyshmem_coll", target="gpu")
+                _modules[reduction] = Module(source(reduction), name="pyshmem_coll", target="gpu")
             except ShmemOSError as exc:
                 _load_error = str(exc)
         if _load_error is not None:
             raise ShmemOSError(f"{call} on PE {lib.my_pe()}: the kernel that runs the collective on the stream "
                                f"(pyshmem/kernels/coll.cu) cannot be loaded: {_load_error}")
-        return _module.get_kernel(name)
+        return _modules[reduction].get_kernel(name)
 
 
 def _gpu(call, role, x):
@@ -129,8 +143,7 @@ def collective(call, kind, target, source, extra, size, team, stream):
         launch(_kernel(call, f"pyshmem_coll_{kind}"), 1, 256, np.int32(handle), t, s, np.uint64(n * item), stream=sh)
     elif kind == "reduce":
         op = str(extra if extra is not None else "sum").lower()
-        name = _REDUCE_TYPES.get(t.dtype)
-        if name is None:
+        if t.dtype not in _REDUCE_TYPES:
             raise ShmemTypeError(f"{call}: reductions take int8..uint64, float32/64 and complex64/128, not {t.dtype}")
         if op not in ("and", "or", "xor", "max", "min", "sum", "prod"):
             raise InvalidArgumentError(f"{call}: unknown reduction op {op!r}; use OP.AND/OR/XOR/MAX/MIN/SUM/PROD")
@@ -139,8 +152,9 @@ def collective(call, kind, target, source, extra, size, team, stream):
         n = min(t.size, s.size) if size is None else int(size)
         if n < 0 or n > t.size or n > s.size:
             raise InvalidArgumentError(f"{call}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
-        launch(_kernel(call, f"pyshmem_coll_{op}_reduce_{name}"), 1, 256, np.int32(handle), t, s, np.uint64(n),
-               stream=sh)
+        name = _REDUCE_TYPES[t.dtype][0]
+        launch(_kernel(call, f"pyshmem_coll_{op}_reduce_{name}", (op, t.dtype)), 1, 256, np.int32(handle), t, s,
+               np.uint64(n), stream=sh)
     else:  # pragma: no cover - the binding only passes the kinds above
         raise AssertionError(kind)
     return None

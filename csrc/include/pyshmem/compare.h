@@ -12,6 +12,7 @@
 #endif
 
 namespace pyshmem {
+inline namespace device_api {
 namespace detail {
 
 // True when `a cmp b` holds (cmp: PYSHMEM_CMP_*); false for an unknown cmp.
@@ -29,4 +30,5 @@ PYSHMEM_COMPARE_HD bool compare_t(T a, int cmp, T b) {
 }
 
 }  // namespace detail
+}  // namespace device_api
 }  // namespace pyshmem

@@ -15,6 +15,11 @@
 // non-symmetric address traps with a message naming the call.
 //
 // CPU build: call pyshmem_init() then pyshmem::device_init() in the process.
+//
+// Everything here lives in the inline namespace pyshmem::device_api: callers write
+// pyshmem::quiet(), and the CPU build's symbols stay apart from the host core's
+// C++ functions of the same name (pyshmem::quiet() of csrc/host), which a program
+// linking the core statically would otherwise get instead (one definition rule).
 #pragma once
 
 #include "pyshmem/device/amo.cuh"

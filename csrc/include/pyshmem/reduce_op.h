@@ -17,6 +17,7 @@
 #endif
 
 namespace pyshmem {
+inline namespace device_api {
 namespace detail {
 
 // a op b for Op a pyshmem_reduce_op. and/or/xor are for integer T only; max/min for
@@ -43,4 +44,5 @@ PYSHMEM_REDUCE_HD T reduce_combine(T a, T b) {
 }
 
 }  // namespace detail
+}  // namespace device_api
 }  // namespace pyshmem

@@ -11,6 +11,7 @@
 #include "pyshmem/device/proxy.cuh"
 
 namespace pyshmem {
+inline namespace device_api {
 namespace detail {
 
 // The target word for a direct atomic, or nullptr when the call goes through the proxy.
@@ -130,4 +131,5 @@ PYSHMEM_HD void atomic_xor(T* dest, T value, int pe) {
   detail::proxy_amo<T>("atomic_xor", PYSHMEM_AMO_XOR, dest, value, T(), pe, false);
 }
 
+}  // namespace device_api
 }  // namespace pyshmem

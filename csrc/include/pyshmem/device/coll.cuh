@@ -25,6 +25,7 @@
 #include "pyshmem/reduce_op.h"
 
 namespace pyshmem {
+inline namespace device_api {
 namespace detail {
 
 // A team barrier inside a collective: the group's stores to its source (made before the
@@ -227,4 +228,5 @@ PYSHMEM_DEFINE_REDUCTION(or_reduce, PYSHMEM_OP_OR)
 PYSHMEM_DEFINE_REDUCTION(xor_reduce, PYSHMEM_OP_XOR)
 #undef PYSHMEM_DEFINE_REDUCTION
 
+}  // namespace device_api
 }  // namespace pyshmem

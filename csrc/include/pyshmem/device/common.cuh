@@ -29,6 +29,7 @@
 #endif
 
 namespace pyshmem {
+inline namespace device_api {
 
 // How many threads cooperate in one call (NVSHMEM's thread/warp/block variants).
 enum class Coop { thread, warp, block };
@@ -39,6 +40,7 @@ template <class T>
 using sys_atomic = cuda::atomic_ref<T, cuda::thread_scope_system>;
 
 }  // namespace detail
+}  // namespace device_api
 }  // namespace pyshmem
 
 #if defined(__CUDACC__)
@@ -53,6 +55,7 @@ extern "C" __constant__ pyshmem_device_state pyshmem_d_state = {};
 #endif
 
 namespace pyshmem {
+inline namespace device_api {
 namespace detail {
 #if !defined(__CUDACC_RTC__)
 // The CPU build reads the state the runtime filled at init (see device_init()).
@@ -212,4 +215,5 @@ PYSHMEM_HD void fence_system() { cuda::atomic_thread_fence(cuda::std::memory_ord
 inline int device_init() { return ::pyshmem_device_state_get(&detail::h_state); }
 #endif
 
+}  // namespace device_api
 }  // namespace pyshmem

@@ -30,6 +30,7 @@
 #endif
 
 namespace pyshmem {
+inline namespace device_api {
 namespace detail {
 
 PYSHMEM_HD uint64_t now_ns() {
@@ -263,4 +264,5 @@ PYSHMEM_HD void proxy_quiet(const char* call) {
 }
 
 }  // namespace detail
+}  // namespace device_api
 }  // namespace pyshmem

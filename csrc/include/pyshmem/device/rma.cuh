@@ -16,6 +16,7 @@
 #include "pyshmem/device/proxy.cuh"
 
 namespace pyshmem {
+inline namespace device_api {
 
 PYSHMEM_HD int my_pe() { return detail::state().my_pe; }
 PYSHMEM_HD int n_pes() { return detail::state().n_pes; }
@@ -204,4 +205,5 @@ PYSHMEM_HD void iget(T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, siz
                   nelems, sizeof(T), pe);
 }
 
+}  // namespace device_api
 }  // namespace pyshmem

@@ -14,6 +14,7 @@
 #include "pyshmem/device/common.cuh"
 
 namespace pyshmem {
+inline namespace device_api {
 
 PYSHMEM_HD void fence() {
   detail::fence_system();
@@ -193,4 +194,5 @@ PYSHMEM_HD void sync_all() { detail::barrier_impl<Coop::thread>("sync_all", fals
 PYSHMEM_HD void sync_all_warp() { detail::barrier_impl<Coop::warp>("sync_all_warp", false); }
 PYSHMEM_HD void sync_all_block() { detail::barrier_impl<Coop::block>("sync_all_block", false); }
 
+}  // namespace device_api
 }  // namespace pyshmem

@@ -18,6 +18,7 @@
 #include "pyshmem/team.h"
 
 namespace pyshmem {
+inline namespace device_api {
 
 using team_t = int32_t;
 
@@ -108,4 +109,5 @@ PYSHMEM_HD void barrier(team_t team) { detail::team_barrier_impl<Coop::thread>("
 PYSHMEM_HD void barrier_warp(team_t team) { detail::team_barrier_impl<Coop::warp>("barrier_warp", team, true); }
 PYSHMEM_HD void barrier_block(team_t team) { detail::team_barrier_impl<Coop::block>("barrier_block", team, true); }
 
+}  // namespace device_api
 }  // namespace pyshmem
