@@ -77,26 +77,29 @@ def worker_host(sizes, budget):
 
 
 def worker_device(sizes, budget):
-    """pyshmem's device API compiled (CPU build of benchmarks/coll_kernels.cu)."""
+    """pyshmem's device API compiled: pt_collective of pyshmem/perftest/kernels.cu (the CPU
+    build), in its collective-then-barrier_all mode."""
     import numpy as np
 
     import pyshmem as shmem
     import pyshmem.cuda as pcuda
 
     me, n = shmem.my_pe(), shmem.n_pes()
-    module = pcuda.Module((HERE / "coll_kernels.cu").read_text(), name="coll_kernels")
-    kernel = module.get_kernel("coll_loop")
+    module = pcuda.Module((REPO / "pyshmem" / "perftest" / "kernels.cu").read_text(), name="perftest_kernels")
+    kernel = module.get_kernel("pt_collective")
+    op_code = {"barrier_all": 0, "broadcast": 2, "fcollect": 3, "alltoall": 4, "sum_reduce": 5}
     big = max(sizes)
     src = shmem.full(big * n // 8, me + 1, np.int64)
     dst = shmem.zeros(big * n // 8, np.int64)
-    out = np.zeros(1, np.float64)
-    for o, op in enumerate(OPS):
+    for op in OPS:
         for nbytes in (sizes[:1] if op == "barrier_all" else sizes):
             iters = _iters(nbytes, n, budget)
+            out = np.zeros(iters, np.float64)
             loops = []
             for _ in range(3):
-                pcuda.launch(kernel, 1, 1, np.int32(o), dst, src, np.uint64(nbytes), np.int32(iters), out)
-                loops.append(float(out[0]) / 1e3)
+                pcuda.launch(kernel, 1, 1, np.int32(op_code[op]), dst, src, np.uint64(nbytes), np.int32(0),
+                             np.int32(1), np.int32(iters), np.int32(1), out)
+                loops.append(float(out.mean()) / 1e3)
             if me == 0:
                 print(json.dumps({"system": "pyshmem-compiled", "op": op, "npes": n,
                                   "bytes": 0 if op == "barrier_all" else nbytes,

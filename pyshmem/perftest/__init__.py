@@ -11,8 +11,10 @@ drives, PE 1 is the peer); collectives (``barrier``, ``sync``, ``bcast``, ``fcol
 data it moved and fails (exit status 1) when it is wrong. Output: a table, or
 ``--json`` (one object per line) / ``--csv`` for machines, printed by PE 0.
 
-This increment measures the host API (``--api host``); the device API (compiled CPU
-build, GPU kernels), ``compare`` against other runtimes and plots are not built yet.
+``--api device [--scope thread|warp|block]`` times the device API inside kernels
+(``kernels.cu``: the CPU build without a GPU, GPU kernels on the cuda backend) for
+put/get/p/g latency, put/get bandwidth, put_ping_pong and the collectives. Not built
+yet: device atomics and signal ping-pongs, ``compare`` against other runtimes, plots.
 """
 
 from pyshmem.perftest.cli import main

@@ -1,0 +1,170 @@
+"""``--api device``: the device API timed inside kernels (pyshmem/perftest/kernels.cu).
+
+Without a GPU the kernels are the CPU build (each block a host thread: the compiled
+path of the CPU backend, no Python in the loop); with the cuda backend they are GPU
+kernels on symmetric GPU arrays. Data is checked afterwards as in the host tests.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+import pyshmem as shmem
+from pyshmem.errors import ShmemNotImplementedError
+from pyshmem.perftest.p2p import PerftestError, _pattern, received
+from pyshmem.perftest.report import Row
+
+__all__ = ["run"]
+
+_THREADS = {"thread": 1, "warp": 32, "block": 128}
+_SCOPE = {"thread": 0, "warp": 1, "block": 2}
+_BUS = {"bcast": lambda n: 1.0, "fcollect": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
+        "reduction": lambda n: 2 * (n - 1) / n}
+
+
+class _Env:
+    """The kernels and buffers of this PE (GPU arrays on a GPU, symmetric NumPy otherwise)."""
+
+    def __init__(self, opts, nbytes):
+        import pyshmem.cuda as pcuda
+
+        self.pcuda = pcuda
+        self.module = pcuda.Module((Path(__file__).with_name("kernels.cu")).read_text(), name="pyshmem_perftest")
+        self.gpu = self.module.target == "gpu"
+        self.src = self.zeros(nbytes, np.uint8)
+        self.dst = self.zeros(nbytes, np.uint8)
+        self.flag = self.zeros(1, np.int64)
+        self.threads = _THREADS[opts.scope or "thread"]
+        self.scope = np.int32(_SCOPE[opts.scope or "thread"])
+
+    def zeros(self, n, dtype):
+        return self.pcuda.zeros(n, dtype) if self.gpu else shmem.zeros(n, dtype)
+
+    def out(self, n):
+        return self.pcuda.zeros(n, np.float64) if self.gpu else np.zeros(n, np.float64)
+
+    def host(self, x):
+        return x.copy_to_host() if self.gpu else np.array(x)
+
+    def fill(self, x, values):
+        if self.gpu:
+            x.copy_from_host(np.ascontiguousarray(values))
+        else:
+            x[...] = values
+
+    def launch(self, name, *args):
+        self.pcuda.launch(self.module.get_kernel(name), 1, self.threads, *args)
+
+
+def _check(ok, opts, what):
+    if not ok:
+        raise PerftestError(f"perftest {opts.test} (--api device) on PE {shmem.my_pe()}: {what}")
+
+
+def _lat_row(opts, env, nbytes, ns, **extra):
+    us = np.asarray(ns) / 1e3
+    return Row(test=opts.test, api="device", scope=opts.scope or "thread", target="gpu" if env.gpu else "cpu",
+               npes=shmem.n_pes(), bytes=int(nbytes), iters=len(us), lat_avg_us=float(us.mean()),
+               lat_min_us=float(us.min()), lat_max_us=float(us.max()), **extra)
+
+
+def _p2p(opts, sizes, env):
+    me, rows = shmem.my_pe(), []
+    kinds = {"put_latency": 0, "get_latency": 1, "p_latency": 2, "g_latency": 3}
+    element = opts.test in ("p_latency", "g_latency")
+    for salt, n in enumerate([8] if element else sizes):
+        pat = _pattern(n, salt)
+        # put/p: PE 0 -> PE 1's dst; get/g: PE 1's src -> PE 0's dst.
+        sender = 0 if opts.test in ("put_latency", "p_latency", "put_bw") else 1
+        if me == sender or (opts.test == "put_ping_pong" and me < 2):
+            env.fill(env.src[:n], pat)
+        env.fill(env.dst[:n], np.zeros(n, np.uint8))
+        env.fill(env.flag, np.zeros(1, np.int64))
+        shmem.barrier_all()
+        out = env.out(max(1, opts.iters))
+        if opts.test == "put_ping_pong":
+            if me < 2:
+                env.launch("pt_ping_pong", env.dst, env.src, np.uint64(n), env.flag, np.int32(1 - me),
+                           np.int32(me == 0), np.int32(opts.warmup), np.int32(opts.iters), env.scope, out)
+        elif me == 0:
+            if opts.test in ("put_bw", "get_bw"):
+                env.launch("pt_bandwidth", np.int32(opts.test == "get_bw"), env.dst, env.src, np.uint64(n),
+                           np.int32(1), np.int32(opts.iters), env.scope, out)
+            else:
+                env.launch("pt_latency", np.int32(kinds[opts.test]), env.dst, env.src, np.uint64(n), np.int32(1),
+                           np.int32(opts.warmup), np.int32(opts.iters), env.scope, out)
+        shmem.barrier_all()
+        receiver = 1 if sender == 0 else 0
+        if opts.test == "put_ping_pong" and me < 2:
+            got = received(opts, env.host(env.dst[:n]))
+            _check(np.array_equal(got, pat), opts, f"{n}-byte ping-pong payload arrived wrong")
+        elif me == receiver:
+            got = received(opts, env.host(env.dst[:n]))
+            _check(np.array_equal(got, pat), opts, f"{n}-byte {opts.test.split('_')[0]} moved wrong data")
+        if me == 0:
+            ns = env.host(out)
+            if opts.test in ("put_bw", "get_bw"):
+                secs = float(ns[0]) / 1e9
+                rows.append(Row(test=opts.test, api="device", scope=opts.scope or "thread",
+                                target="gpu" if env.gpu else "cpu", npes=shmem.n_pes(), bytes=n, iters=opts.iters,
+                                bw_gbps=n * opts.iters / secs / 1e9, msg_rate_mps=opts.iters / secs / 1e6))
+            else:
+                rows.append(_lat_row(opts, env, n, ns))
+    return rows
+
+
+def _collective(opts, sizes, env):
+    me, npes, rows = shmem.my_pe(), shmem.n_pes(), []
+    ops = {"barrier": 0, "sync": 1, "bcast": 2, "fcollect": 3, "alltoall": 4, "reduction": 5}
+    if opts.test == "reduction" and (opts.op != "sum" or opts.dtype != "int64"):
+        raise ShmemNotImplementedError("pyshmem.perftest reduction --api device measures -o sum -d int64 only so far")
+    src = env.zeros(max(1, max(sizes) // 8) * npes, np.int64)  # collective allocations, once
+    dst = env.zeros(max(1, max(sizes) // 8) * npes, np.int64)
+    for salt, nbytes in enumerate([0] if opts.test in ("barrier", "sync") else sizes):
+        count = max(1, nbytes // 8)
+        per = count * 8
+        vals = (np.arange(count * (npes if opts.test == "alltoall" else 1)) + 1000 * me + salt).astype(np.int64)
+        env.fill(src[:vals.size], vals)
+        shmem.barrier_all()
+        out = env.out(opts.iters)
+        env.launch("pt_collective", np.int32(ops[opts.test]), dst, src, np.uint64(per), np.int32(opts.root),
+                   np.int32(opts.warmup), np.int32(opts.iters), np.int32(0), out)
+        got = received(opts, env.host(dst[:count * npes])) if nbytes else None
+        theirs = {p: (np.arange(vals.size) + 1000 * p + salt).astype(np.int64) for p in range(npes)}
+        if opts.test == "bcast":
+            _check(np.array_equal(got[:count], theirs[opts.root][:count]), opts, "broadcast result differs")
+        elif opts.test == "fcollect":
+            _check(np.array_equal(got, np.concatenate([theirs[p][:count] for p in range(npes)])), opts,
+                   "fcollect result differs")
+        elif opts.test == "alltoall":
+            want = np.concatenate([theirs[p][me * count:(me + 1) * count] for p in range(npes)])
+            _check(np.array_equal(got, want), opts, "alltoall result differs")
+        elif opts.test == "reduction":
+            _check(np.array_equal(got[:count], sum(theirs[p][:count] for p in range(npes))), opts,
+                   "sum_reduce result differs")
+        if me == 0:
+            row = _lat_row(opts, env, per if nbytes else 0, env.host(out))
+            if nbytes and opts.test in _BUS:
+                algbw = per / (row["lat_avg_us"] * 1e-6) / 1e9
+                row.update(algbw_gbps=algbw, busbw_gbps=algbw * _BUS[opts.test](npes))
+            rows.append(row)
+        shmem.barrier_all()
+    return rows
+
+
+_P2P = ("put_latency", "get_latency", "p_latency", "g_latency", "put_bw", "get_bw", "put_ping_pong")
+_COLL = ("barrier", "sync", "bcast", "fcollect", "alltoall", "reduction")
+
+
+def run(opts, sizes):
+    """Runs opts.test with the device API; returns PE 0's rows.
+
+    Raises:
+        ShmemNotImplementedError: a test without a device form yet (atomics, signal ping-pongs).
+        PerftestError: a transfer moved wrong data.
+    """
+    if opts.test not in _P2P + _COLL:
+        raise ShmemNotImplementedError(f"pyshmem.perftest {opts.test} --api device is not built yet; device tests: "
+                                       f"{', '.join(_P2P + _COLL)}")
+    env = _Env(opts, max(sizes))
+    return _p2p(opts, sizes, env) if opts.test in _P2P else _collective(opts, sizes, env)

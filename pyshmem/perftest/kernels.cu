@@ -1,0 +1,123 @@
+// Kernels of `python -m pyshmem.perftest --api device`: the device API timed from inside
+// a kernel, so no Python runs in the measured loop. On the CPU build (no GPU) a block is
+// a host thread; on a GPU these are GPU kernels. `scope` picks the cooperation level of
+// the transfer calls: 0 thread, 1 warp, 2 block (the caller launches 1, 32 or 128
+// threads). Times go to `out_ns` (one entry per timed iteration, or one total for
+// bandwidth loops), written by thread 0.
+#include <pyshmem/device.cuh>
+
+#if !defined(__CUDA_ARCH__)
+#include <time.h>
+#endif
+
+namespace {
+
+__device__ __forceinline__ unsigned long long now_ns() {
+#if defined(__CUDA_ARCH__)
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<unsigned long long>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+#endif
+}
+
+__device__ __forceinline__ void put_scoped(int scope, void* d, const void* s, size_t n, int pe, bool nbi) {
+  if (scope == 2) nbi ? pyshmem::putmem_nbi_block(d, s, n, pe) : pyshmem::putmem_block(d, s, n, pe);
+  else if (scope == 1) nbi ? pyshmem::putmem_nbi_warp(d, s, n, pe) : pyshmem::putmem_warp(d, s, n, pe);
+  else nbi ? pyshmem::putmem_nbi(d, s, n, pe) : pyshmem::putmem(d, s, n, pe);
+}
+
+__device__ __forceinline__ void get_scoped(int scope, void* d, const void* s, size_t n, int pe, bool nbi) {
+  if (scope == 2) nbi ? pyshmem::getmem_nbi_block(d, s, n, pe) : pyshmem::getmem_block(d, s, n, pe);
+  else if (scope == 1) nbi ? pyshmem::getmem_nbi_warp(d, s, n, pe) : pyshmem::getmem_warp(d, s, n, pe);
+  else nbi ? pyshmem::getmem_nbi(d, s, n, pe) : pyshmem::getmem(d, s, n, pe);
+}
+
+__device__ __forceinline__ bool leader() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
+
+}  // namespace
+
+// kind: 0 put + quiet, 1 get, 2 p (int64) + quiet, 3 g (int64). Per-iteration times.
+extern "C" __global__ void pt_latency(int kind, char* dst, const char* src, unsigned long long nbytes, int peer,
+                                      int warmup, int iters, int scope, double* out_ns) {
+  for (int i = 0; i < warmup + iters; ++i) {
+    const unsigned long long t0 = now_ns();
+    switch (kind) {
+      case 0:
+        put_scoped(scope, dst, src, nbytes, peer, false);
+        if (leader()) pyshmem::quiet();
+        break;
+      case 1: get_scoped(scope, dst, src, nbytes, peer, false); break;
+      case 2:
+        if (leader()) {
+          pyshmem::p(reinterpret_cast<long long*>(dst), *reinterpret_cast<const long long*>(src), peer);
+          pyshmem::quiet();
+        }
+        break;
+      case 3:
+        if (leader()) *reinterpret_cast<long long*>(dst) = pyshmem::g(reinterpret_cast<const long long*>(src), peer);
+        break;
+    }
+    if (leader() && i >= warmup) out_ns[i - warmup] = static_cast<double>(now_ns() - t0);
+  }
+}
+
+// kind: 0 put_nbi, 1 get_nbi; `iters` transfers then one quiet, after a warm-up pass.
+extern "C" __global__ void pt_bandwidth(int kind, char* dst, const char* src, unsigned long long nbytes, int peer,
+                                        int iters, int scope, double* out_ns) {
+  for (int pass = 0; pass < 2; ++pass) {
+    const unsigned long long t0 = now_ns();
+    for (int i = 0; i < iters; ++i) {
+      if (kind == 0) put_scoped(scope, dst, src, nbytes, peer, true);
+      else get_scoped(scope, dst, src, nbytes, peer, true);
+    }
+    if (leader()) pyshmem::quiet();
+    if (leader() && pass == 1) out_ns[0] = static_cast<double>(now_ns() - t0);
+  }
+}
+
+// put + fence + flag, answered by the peer the same way; one-way time = half a round.
+// `first`: this PE serves first. flag counts rounds from 1.
+extern "C" __global__ void pt_ping_pong(char* dst, const char* src, unsigned long long nbytes, long long* flag,
+                                        int peer, int first, int warmup, int iters, int scope, double* out_ns) {
+  for (int i = 1; i <= warmup + iters; ++i) {
+    const unsigned long long t0 = now_ns();
+    if (!first && leader()) pyshmem::wait_until(flag, PYSHMEM_CMP_GE, static_cast<long long>(i));
+    put_scoped(scope, dst, src, nbytes, peer, false);
+    if (leader()) {
+      pyshmem::fence();  // the payload before the flag
+      pyshmem::p(flag, static_cast<long long>(i), peer);
+      if (first) pyshmem::wait_until(flag, PYSHMEM_CMP_GE, static_cast<long long>(i));
+      if (i > warmup) out_ns[i - warmup - 1] = static_cast<double>(now_ns() - t0) / 2;
+    }
+  }
+}
+
+// op: 0 barrier_all, 1 sync_all, 2 broadcast, 3 fcollect, 4 alltoall, 5 sum_reduce (int64).
+// barrier_after = 0: the PEs line up (sync_all) before each timed call. 1: each timed
+// iteration is the call followed by barrier_all, the loop OpenSHMEM 1.4's active-set
+// collectives need (benchmarks/bench_coll.py compares with those).
+extern "C" __global__ void pt_collective(int op, char* dst, const char* src, unsigned long long nbytes, int root,
+                                         int warmup, int iters, int barrier_after, double* out_ns) {
+  const int team = PYSHMEM_TEAM_WORLD;
+  for (int i = 0; i < warmup + iters; ++i) {
+    if (!barrier_after) pyshmem::sync_all_block();
+    const unsigned long long t0 = now_ns();
+    switch (op) {
+      case 0: pyshmem::barrier_all_block(); break;
+      case 1: pyshmem::sync_all_block(); break;
+      case 2: pyshmem::broadcastmem_block(team, dst, src, nbytes, root); break;
+      case 3: pyshmem::fcollectmem_block(team, dst, src, nbytes); break;
+      case 4: pyshmem::alltoallmem_block(team, dst, src, nbytes); break;
+      case 5:
+        pyshmem::sum_reduce_block(team, reinterpret_cast<long long*>(dst), reinterpret_cast<const long long*>(src),
+                                  nbytes / 8);
+        break;
+    }
+    if (barrier_after && op != 0) pyshmem::barrier_all_block();
+    if (leader() && i >= warmup) out_ns[i - warmup] = static_cast<double>(now_ns() - t0);
+  }
+}
