@@ -13,8 +13,8 @@ data it moved and fails (exit status 1) when it is wrong. Output: a table, or
 
 ``--api device [--scope thread|warp|block]`` times the device API inside kernels
 (``kernels.cu``: the CPU build without a GPU, GPU kernels on the cuda backend) for
-put/get/p/g latency, put/get bandwidth, put_ping_pong and the collectives. Not built
-yet: device atomics and signal ping-pongs, ``compare`` against other runtimes, plots.
+every test (the reduction: sum of int64). Not built yet: ``compare`` against other
+runtimes, plots.
 """
 
 from pyshmem.perftest.cli import main

@@ -152,7 +152,65 @@ def _collective(opts, sizes, env):
     return rows
 
 
-_P2P = ("put_latency", "get_latency", "p_latency", "g_latency", "put_bw", "get_bw", "put_ping_pong")
+_ATOMIC_CODES = ("fetch_add", "add", "fetch_inc", "inc", "cswap", "swap", "set", "fetch", "fetch_xor", "xor",
+                 "fetch_or", "fetch_and")
+
+
+def _atomic(opts, env):
+    """atomic_latency / atomic_bw: -a on an int64 at PE 1, timed in pt_atomic."""
+    from pyshmem.perftest.p2p import _AMOS
+
+    if opts.atomic not in _ATOMIC_CODES:
+        raise ValueError(f"perftest {opts.test}: -a {opts.atomic!r} is not one of {', '.join(_ATOMIC_CODES)}")
+    me, bw = shmem.my_pe(), opts.test == "atomic_bw"
+    target = env.zeros(1, np.int64)
+    shmem.barrier_all()
+    out = env.out(max(1, opts.iters))
+    if me == 0:
+        env.launch("pt_atomic", np.int32(_ATOMIC_CODES.index(opts.atomic)), target, np.int32(1),
+                   np.int32(opts.warmup), np.int32(opts.iters), np.int32(bw), out)
+    shmem.barrier_all()
+    if me == 1:
+        got, want = int(received(opts, env.host(target))[0]), _AMOS[opts.atomic][2](opts.iters)
+        _check(got == want, opts, f"after {opts.iters} atomic {opts.atomic}s the target holds {got}, expected {want}")
+    if me != 0:
+        return []
+    ns = env.host(out)
+    if bw:
+        secs = float(ns[0]) / 1e9
+        return [Row(test=opts.test, api="device", scope="thread", target="gpu" if env.gpu else "cpu",
+                    npes=shmem.n_pes(), bytes=8, iters=opts.iters, op=opts.atomic,
+                    bw_gbps=8 * opts.iters / secs / 1e9, msg_rate_mps=opts.iters / secs / 1e6)]
+    return [_lat_row(opts, env, 8, ns, op=opts.atomic)]
+
+
+def _signal_ping_pong(opts, sizes, env):
+    me, rows = shmem.my_pe(), []
+    sig = env.zeros(1, np.uint64)
+    for salt, n in enumerate([0] if opts.test == "signal_ping_pong" else sizes):
+        pat = _pattern(n, salt)
+        if me < 2:
+            env.fill(env.src[:n], pat)
+        env.fill(env.dst[:n], np.zeros(n, np.uint8))
+        env.fill(sig, np.zeros(1, np.uint64))
+        shmem.barrier_all()
+        out = env.out(max(1, opts.iters))
+        if me < 2:
+            env.launch("pt_signal_ping_pong", env.dst, env.src, np.uint64(n), sig, np.int32(1 - me),
+                       np.int32(me == 0), np.int32(opts.warmup), np.int32(opts.iters), env.scope, out)
+        shmem.barrier_all()
+        if me < 2:
+            last = int(received(opts, env.host(sig))[0])
+            _check(last == opts.warmup + opts.iters, opts,
+                   f"the last round seen is {last}, expected {opts.warmup + opts.iters}")
+            _check(np.array_equal(env.host(env.dst[:n]), pat), opts, f"{n}-byte payload arrived wrong")
+        if me == 0:
+            rows.append(_lat_row(opts, env, n, env.host(out)))
+    return rows
+
+
+_P2P = ("put_latency", "get_latency", "p_latency", "g_latency", "put_bw", "get_bw", "put_ping_pong",
+        "atomic_latency", "atomic_bw", "signal_ping_pong", "put_signal_ping_pong")
 _COLL = ("barrier", "sync", "bcast", "fcollect", "alltoall", "reduction")
 
 
@@ -160,11 +218,15 @@ def run(opts, sizes):
     """Runs opts.test with the device API; returns PE 0's rows.
 
     Raises:
-        ShmemNotImplementedError: a test without a device form yet (atomics, signal ping-pongs).
+        ShmemNotImplementedError: a test without a device form (none of the perftest's own).
         PerftestError: a transfer moved wrong data.
     """
     if opts.test not in _P2P + _COLL:
         raise ShmemNotImplementedError(f"pyshmem.perftest {opts.test} --api device is not built yet; device tests: "
                                        f"{', '.join(_P2P + _COLL)}")
     env = _Env(opts, max(sizes))
+    if opts.test in ("atomic_latency", "atomic_bw"):
+        return _atomic(opts, env)
+    if opts.test in ("signal_ping_pong", "put_signal_ping_pong"):
+        return _signal_ping_pong(opts, sizes, env)
     return _p2p(opts, sizes, env) if opts.test in _P2P else _collective(opts, sizes, env)

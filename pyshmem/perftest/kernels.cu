@@ -121,3 +121,64 @@ extern "C" __global__ void pt_collective(int op, char* dst, const char* src, uns
     if (leader() && i >= warmup) out_ns[i - warmup] = static_cast<double>(now_ns() - t0);
   }
 }
+
+// op: 0 fetch_add, 1 add, 2 fetch_inc, 3 inc, 4 compare_swap(0 -> 0), 5 swap(5), 6 set(9),
+// 7 fetch, 8 fetch_xor(1), 9 xor(1), 10 fetch_or(3), 11 fetch_and(0), on *target at `peer`
+// (thread 0 only). Warm-up calls, then the target is set to 0 and the timed calls run.
+// bw = 1: one total time (out_ns[0]) over back-to-back calls and a quiet; else per call.
+extern "C" __global__ void pt_atomic(int op, long long* target, int peer, int warmup, int iters, int bw,
+                                     double* out_ns) {
+  if (!leader()) return;
+  long long sink = 0;
+  const unsigned long long start = now_ns();
+  for (int i = -warmup; i < iters; ++i) {
+    if (i == 0) {
+      pyshmem::quiet();
+      pyshmem::atomic_set(target, 0ll, peer);
+    }
+    const unsigned long long t0 = now_ns();
+    switch (op) {
+      case 0: sink += pyshmem::atomic_fetch_add(target, 1ll, peer); break;
+      case 1: pyshmem::atomic_add(target, 1ll, peer); break;
+      case 2: sink += pyshmem::atomic_fetch_inc(target, peer); break;
+      case 3: pyshmem::atomic_inc(target, peer); break;
+      case 4: sink += pyshmem::atomic_compare_swap(target, 0ll, 0ll, peer); break;
+      case 5: sink += pyshmem::atomic_swap(target, 5ll, peer); break;
+      case 6: pyshmem::atomic_set(target, 9ll, peer); break;
+      case 7: sink += pyshmem::atomic_fetch(target, peer); break;
+      case 8: sink += pyshmem::atomic_fetch_xor(target, 1ll, peer); break;
+      case 9: pyshmem::atomic_xor(target, 1ll, peer); break;
+      case 10: sink += pyshmem::atomic_fetch_or(target, 3ll, peer); break;
+      case 11: sink += pyshmem::atomic_fetch_and(target, 0ll, peer); break;
+    }
+    if (!bw && i >= 0) out_ns[i] = static_cast<double>(now_ns() - t0);
+  }
+  pyshmem::quiet();
+  if (bw) out_ns[0] = static_cast<double>(now_ns() - start);
+  if (sink == 0x7fffffffffffffffll) out_ns[0] = -1;  // keeps the fetches from being optimised away
+}
+
+// signal ping-pong (nbytes == 0: signal_op only) or put_signal ping-pong: the signal
+// carries the round; one-way time = half a round.
+extern "C" __global__ void pt_signal_ping_pong(char* dst, const char* src, unsigned long long nbytes,
+                                               uint64_t* sig, int peer, int first, int warmup, int iters,
+                                               int scope, double* out_ns) {
+  for (int i = 1; i <= warmup + iters; ++i) {
+    const unsigned long long t0 = now_ns();
+    const uint64_t round = static_cast<uint64_t>(i);
+    if (!first && leader()) pyshmem::signal_wait_until(sig, PYSHMEM_CMP_GE, round);
+    if (nbytes == 0) {
+      if (leader()) pyshmem::signal_op(sig, round, PYSHMEM_SIGNAL_SET, peer);
+    } else if (scope == 2) {
+      pyshmem::putmem_signal_block(dst, src, nbytes, sig, round, PYSHMEM_SIGNAL_SET, peer);
+    } else if (scope == 1) {
+      pyshmem::putmem_signal_warp(dst, src, nbytes, sig, round, PYSHMEM_SIGNAL_SET, peer);
+    } else if (leader()) {
+      pyshmem::putmem_signal(dst, src, nbytes, sig, round, PYSHMEM_SIGNAL_SET, peer);
+    }
+    if (leader()) {
+      if (first) pyshmem::signal_wait_until(sig, PYSHMEM_CMP_GE, round);
+      if (i > warmup) out_ns[i - warmup - 1] = static_cast<double>(now_ns() - t0) / 2;
+    }
+  }
+}

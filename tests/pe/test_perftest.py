@@ -67,15 +67,16 @@ def test_transport_ucx_forces_the_remote_path():
 def test_bad_usage_is_reported():
     one = _perftest(1, "put_latency", *TINY)
     assert one.returncode == 2 and "needs at least 2 PEs" in one.stderr
-    dev = _perftest(2, "atomic_latency", "--api", "device", "-n", "2")
-    assert dev.returncode == 2 and "atomic_latency --api device is not built yet" in dev.stderr, dev.stderr
+    dev = _perftest(2, "atomic_latency", "--api", "device", "-a", "nand", "-n", "2")
+    assert dev.returncode != 0 and "-a 'nand' is not one of" in dev.stdout + dev.stderr, dev.stderr
     scope = _perftest(2, "put_latency", "--scope", "warp")
     assert scope.returncode == 2 and "--scope applies to --api device only" in scope.stderr
     atom = _perftest(2, "atomic_latency", "-a", "nand", "-n", "2")
     assert atom.returncode != 0 and "-a 'nand' is not one of" in atom.stdout + atom.stderr
 
 
-DEVICE_P2P = ["put_latency", "get_latency", "p_latency", "g_latency", "put_bw", "get_bw", "put_ping_pong"]
+DEVICE_P2P = ["put_latency", "get_latency", "p_latency", "g_latency", "put_bw", "get_bw", "put_ping_pong",
+              "atomic_latency", "atomic_bw", "signal_ping_pong", "put_signal_ping_pong"]
 
 
 @pytest.mark.skipif(cpu_kernel_toolchain_missing() is not None, reason=str(cpu_kernel_toolchain_missing()))
@@ -84,7 +85,8 @@ def test_device_api_perftests(test):
     """--api device: the device API timed inside CPU-build kernels (no GPU here), at
     each scope for the transfers; the data checks and --inject-error hold as for the host."""
     npes = 2 if test in DEVICE_P2P else 3
-    scope = {"put_latency": "warp", "get_bw": "block", "put_ping_pong": "block"}.get(test, "thread")
+    scope = {"put_latency": "warp", "get_bw": "block", "put_ping_pong": "block",
+             "put_signal_ping_pong": "warp"}.get(test, "thread")
     args = (test, "--api", "device", "--scope", scope, "-b", "8", "-e", "512", "-f", "8", "-n", "4", "-w", "1")
     proc = _perftest(npes, *args, "--json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
