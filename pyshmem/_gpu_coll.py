@@ -1,14 +1,15 @@
 """Collectives on a CUDA stream: the host API's collectives on symmetric GPU arrays.
 
-``pyshmem.sum_reduce(y, y, stream=s)`` (and broadcast, fcollect, alltoall, reduce,
-sync, barrier) on ``pyshmem.cuda`` arrays launches a one-block kernel of
+``pyshmem.sum_reduce(y, y, stream=s)`` (and every other collective: sync, barrier,
+broadcast, collect, fcollect, alltoall, alltoalls, reduce) on ``pyshmem.cuda`` arrays launches a one-block kernel of
 ``pyshmem/kernels/coll.cu`` (built with NVRTC on first use, cached per process) that
 runs the device API's block-cooperative collective. With a stream the call returns at
 once and the collective runs in stream order (so it can be captured in a CUDA graph);
 with ``stream=None`` it runs on the default stream and the call waits for it.
 
 The compiled binding hands over every call that has GPU arrays or a ``stream=``; the
-arguments are checked here. collect and alltoalls have no device form yet.
+arguments are checked here, except what only the kernel can know: collect's total over
+the members (the kernel traps with a message when target cannot hold it).
 """
 
 import threading
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemNotImplementedError, ShmemOSError, ShmemTypeError
+from pyshmem.errors import InvalidArgumentError, ShmemOSError, ShmemTypeError
 
 __all__ = ["collective"]
 
@@ -88,14 +89,13 @@ def collective(call, kind, target, source, extra, size, team, stream):
         call: the public name ("pyshmem.broadcast" ...); kind: "sync", "barrier",
             "broadcast", "fcollect", "collect", "alltoall", "alltoalls" or "reduce".
         target, source: symmetric GPU arrays (None for sync/barrier).
-        extra: broadcast's root, reduce's op.
+        extra: broadcast's root, reduce's op, alltoalls' (tst, sst).
         size: elements (None: shmem4py's default for the call).
         team: a pyshmem.Team or None; stream: None, a CUstream handle or a stream object.
 
     Raises:
         ShmemTypeError: host arrays with stream=, mismatched or unsupported dtypes.
         InvalidArgumentError: sizes that do not fit, a bad root or op.
-        ShmemNotImplementedError: collect and alltoalls on GPU arrays.
         ShmemOSError: the kernel cannot be loaded (no usable GPU).
     """
     from pyshmem._gpu_arrays import _stream_handle
@@ -108,9 +108,6 @@ def collective(call, kind, target, source, extra, size, team, stream):
     if kind in ("sync", "barrier"):
         launch(_kernel(call, "pyshmem_coll_sync"), 1, 256, np.int32(handle), np.int32(kind == "barrier"), stream=sh)
         return None
-    if kind in ("collect", "alltoalls"):
-        raise ShmemNotImplementedError(f"{call} on GPU arrays (stream=) is not built yet: use fcollect / alltoall "
-                                       "with padded blocks, or host arrays")
     t, s = _gpu(call, "target", target), _gpu(call, "source", source)
     if t.dtype != s.dtype:
         raise ShmemTypeError(f"{call}: target dtype {t.dtype} and source dtype {s.dtype} differ")
@@ -124,6 +121,30 @@ def collective(call, kind, target, source, extra, size, team, stream):
             raise InvalidArgumentError(f"{call}: root {root} is not a PE of the team (0..{npes - 1})")
         launch(_kernel(call, "pyshmem_coll_broadcast"), 1, 256, np.int32(handle), t, s, np.uint64(n * item),
                np.int32(root), stream=sh)
+    elif kind == "collect":
+        # The members' counts meet only inside the kernel: it traps when they overflow target.
+        n = s.size if size is None else int(size)
+        if not 0 <= n <= s.size:
+            raise InvalidArgumentError(f"{call}: size={n} exceeds source ({s.size} elements)")
+        launch(_kernel(call, "pyshmem_coll_collect"), 1, 256, np.int32(handle), t, np.uint64(t.size * item), s,
+               np.uint64(n * item), stream=sh)
+    elif kind == "alltoalls":
+        tst, sst = (1 if v is None else int(v) for v in (extra or (None, None)))
+        if tst < 1 or sst < 1:
+            raise InvalidArgumentError(f"{call}: strides must be >= 1 (tst={tst}, sst={sst})")
+        tcap, scap = -(-t.size // tst), -(-s.size // sst)  # elements reachable at each stride
+        if size is None:
+            if min(tcap, scap) % npes:
+                raise InvalidArgumentError(f"{call}: cannot infer size: {min(tcap, scap)} elements do not split "
+                                           f"evenly over {npes} PEs; pass size=")
+            n = min(tcap, scap) // npes
+        else:
+            n = int(size)
+        if n < 0 or n * npes > min(tcap, scap):
+            raise InvalidArgumentError(f"{call}: size={n} per PE x {npes} PEs exceeds target ({tcap}) or source "
+                                       f"({scap}) elements")
+        launch(_kernel(call, "pyshmem_coll_alltoalls"), 1, 256, np.int32(handle), t, s, np.int64(tst), np.int64(sst),
+               np.uint64(n), np.uint64(item), stream=sh)
     elif kind in ("fcollect", "alltoall"):
         if kind == "fcollect":
             n = s.size if size is None else int(size)

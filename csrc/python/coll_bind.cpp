@@ -27,12 +27,17 @@ PyObject* g_gpu_coll = nullptr;
 
 namespace {
 
+// A stream or a GPU array sends a collective to the GPU path.
+bool wants_gpu(PyObject* target, PyObject* source, PyObject* stream) {
+  return (stream && stream != Py_None) || is_gpu_array(target) || is_gpu_array(source);
+}
+
 // Hands the call to the GPU path when there is a stream or a GPU array; *handled says
 // whether it did. Returns the hook's result (nullptr with an exception on failure).
 // a: the call's parsed arguments; `kind` names the collective for the hook.
 PyObject* maybe_gpu(const char* call, const char* kind, PyObject* target, PyObject* source, PyObject* extra,
                     PyObject* size, PyObject* team, PyObject* stream, bool* handled) {
-  *handled = (stream && stream != Py_None) || is_gpu_array(target) || is_gpu_array(source);
+  *handled = wants_gpu(target, source, stream);
   if (!*handled) return nullptr;
   if (!g_gpu_coll)
     return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays and stream= need pyshmem.cuda (import pyshmem.cuda)"),
@@ -211,8 +216,14 @@ PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObje
     return nullptr;
   PyObject* size_obj = a[n - 3];
   PyObject* team_obj = a[n - 2];
+  // alltoalls hands its strides to the GPU path as extra = (tst, sst).
+  PyObject* strides = nullptr;
+  if (strided && wants_gpu(a[0], a[1], a[n - 1]) &&
+      !(strides = PyTuple_Pack(2, a[2] ? a[2] : Py_None, a[3] ? a[3] : Py_None)))
+    return nullptr;
   bool gpu;
-  PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], nullptr, size_obj, team_obj, a[n - 1], &gpu);
+  PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], strides, size_obj, team_obj, a[n - 1], &gpu);
+  Py_XDECREF(strides);
   if (gpu) return r;
   long long tst = 1, sst = 1;
   if (strided && ((a[2] && !parse_int(call, "tst", a[2], &tst)) || (a[3] && !parse_int(call, "sst", a[3], &sst))))

@@ -23,7 +23,7 @@ NO_ARG = ("fence", "quiet", "barrier_all", "sync_all")
 WAITS = ("wait_until", "test")
 TEAM_QUERIES = ("team_my_pe", "team_n_pes", "team_translate_pe")
 TEAM_SYNCS = ("sync", "barrier")
-GATHERS = ("fcollect", "alltoall")  # (team, dest, dest bytes, src, src bytes)
+GATHERS = ("collect", "fcollect", "alltoall")  # (team, dest, dest bytes, src, src bytes)
 REDUCTIONS = tuple(f"{r}_reduce" for r in ("sum", "prod", "max", "min", "and", "or", "xor"))
 
 
@@ -102,6 +102,12 @@ def source():
             elif n == "broadcast":
                 out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, const void* s, uint64_t nbytes, "
                            f"int32_t root) {{ pyshmem::broadcastmem{sfx}(team, d, s, nbytes, root); }}")
+            elif n == "collect":
+                # Each member brings len(src); the members' counts meet inside the call, which
+                # traps when dest cannot hold them together.
+                out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, uint64_t dbytes, const void* s, "
+                           f"uint64_t sbytes) {{ pyshmem::detail::collect_impl<pyshmem::Coop::{coop}>"
+                           f"(\"collect{sfx}\", team, d, dbytes, s, sbytes); }}")
             elif n in GATHERS:
                 # fcollect moves len(src) per member, alltoall len(src)/n; dest must hold n of them.
                 per = "sbytes" if n == "fcollect" else "(n > 0 ? sbytes / n : 0)"

@@ -67,6 +67,8 @@ OPS = (
     Op("barrier", ("team",), None, True, "quiet, then barrier over the team's PEs."),
     Op("broadcast", ("team", "dest", "src", "root"), None, True,
        "dest on every member <- src on team PE root (min of both lengths)."),
+    Op("collect", ("team", "dest", "src"), None, True,
+       "dest <- the members' src back to back in team order (each member's length may differ)."),
     Op("fcollect", ("team", "dest", "src"), None, True, "dest[j*len(src):] <- member j's src."),
     Op("alltoall", ("team", "dest", "src"), None, True,
        "Block j of src (len(src) / team size elements) -> block (my team PE) of member j's dest."),

@@ -336,6 +336,11 @@ def broadcast(team, dest, src, root):
     pyshmem.broadcast(_arr(dest, "dest"), _arr(src, "src"), root, team=_team(team))
 
 
+def collect(team, dest, src):
+    """dest <- the members' src back to back in team order (each member's length may differ)."""
+    pyshmem.collect(_arr(dest, "dest"), _arr(src, "src"), team=_team(team))
+
+
 def fcollect(team, dest, src):
     """dest[j*len(src):] <- member j's src."""
     pyshmem.fcollect(_arr(dest, "dest"), _arr(src, "src"), team=_team(team))

@@ -25,6 +25,19 @@ extern "C" __global__ void pyshmem_coll_fcollect(int team, void* dest, const voi
   pyshmem::fcollectmem_block(team, dest, source, nbytes);
 }
 
+// dest_bytes bounds the members' blocks together (every member traps with a message
+// when they do not fit: the host cannot know the others' counts before the kernel runs).
+extern "C" __global__ void pyshmem_coll_collect(int team, void* dest, unsigned long long dest_bytes,
+                                                const void* source, unsigned long long nbytes) {
+  pyshmem::detail::collect_impl<pyshmem::Coop::block>("collect (stream)", team, dest, dest_bytes, source, nbytes);
+}
+
+extern "C" __global__ void pyshmem_coll_alltoalls(int team, void* dest, const void* source, long long dst, long long sst,
+                                                  unsigned long long nelems, unsigned long long elem) {
+  pyshmem::detail::alltoalls_impl<pyshmem::Coop::block>("alltoalls (stream)", team, dest, source, dst, sst, nelems,
+                                                        elem);
+}
+
 extern "C" __global__ void pyshmem_coll_alltoall(int team, void* dest, const void* source, unsigned long long nbytes) {
   pyshmem::alltoallmem_block(team, dest, source, nbytes);
 }

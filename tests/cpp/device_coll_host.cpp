@@ -1,12 +1,12 @@
 // Device-API teams and collectives in the CPU build, under shmemrun: sync/barrier per
-// team, broadcast, fcollect, alltoall and every reduction, over the world, TEAM_SHARED,
+// team, broadcast, collect, fcollect, alltoall(s) and every reduction, over the world, TEAM_SHARED,
 // a strided team and the rows of a 2-D split (teams made with the C ABI). Values are
 // checked against what every PE computes from the inputs' formula. Host and device team
 // syncs alternate on one team (they share the slot counters). Prints "OK pe=<k>".
 //
 // TEST_GPU_STATE=1 (cuda backend over the fake driver): the calls use the GPU device
 // state, with objects in the GPU heap and the team table's GPU copy. With every peer
-// remote (PYSHMEM_REMOTE_ONLY=1) broadcast/fcollect/alltoall go through the proxy;
+// remote (PYSHMEM_REMOTE_ONLY=1) the data collectives go through the proxy;
 // reductions need load/store peers and are checked only on single-PE teams there.
 #include <pyshmem/device.cuh>
 #include <pyshmem/pyshmem.h>
@@ -108,6 +108,23 @@ void exercise(pyshmem::team_t team, int round, const Buffers& b) {
   pyshmem::alltoall(team, dst, src, blk);
   for (int j = 0; j < n; ++j)
     for (size_t i = 0; i < blk; ++i) REQUIRE(dst[j * blk + i] == value(m.world[j], mine * blk + i, round));
+  // collect: member j brings j % 3 + 1 elements (sizes differ), block and thread variants
+  for (int v = 0; v < 2; ++v) {
+    const size_t cnt = size_t(mine % 3 + 1);
+    if (v) pyshmem::collect_block(team, dst, src, cnt);
+    else pyshmem::collect(team, dst, src, cnt);
+    size_t at = 0;
+    for (int j = 0; j < n; ++j)
+      for (size_t i = 0; i < size_t(j % 3 + 1); ++i, ++at) REQUIRE(dst[at] == value(m.world[j], i, round));
+  }
+  // alltoalls: 2 elements per block, source stride 3, dest stride 2 (dest spans n*2*2)
+  for (size_t i = 0; i < kN * n; ++i) dst[i] = -1;
+  pyshmem::alltoalls_warp(team, dst, src, 2, 3, 2);
+  for (int j = 0; j < n; ++j)
+    for (size_t i = 0; i < 2; ++i) {
+      REQUIRE(dst[(j * 2 + i) * 2] == value(m.world[j], (size_t(mine) * 2 + i) * 3, round));
+      REQUIRE(dst[(j * 2 + i) * 2 + 1] == -1);  // the stride's gaps are left alone
+    }
   // reductions, where every member is reachable by load/store
   if (all_direct(m, src)) {
     pyshmem::sum_reduce(team, dst, src, kN);

@@ -16,7 +16,7 @@ def test_simulated_kernels(npes):
 
 @pytest.mark.parametrize("npes", [1, 3])
 def test_simulated_team_collectives(npes):
-    """Device-API collectives (reductions, broadcast, fcollect, alltoall, team sync and
+    """Device-API collectives (reductions, broadcast, collect, fcollect, alltoall, team sync and
     queries, thread/warp/block variants) over the world and a 2-D split."""
     proc = run_pes("sim_coll.py", npes, timeout=180, launcher_args=("--sim",))
     assert_ok(proc, npes)

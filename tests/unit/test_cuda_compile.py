@@ -65,12 +65,13 @@ def test_host_atomics_kernel_compiles(arch):
                                        ("sum", "uint64")], ids=["base", "xor-int8", "max-f32", "prod-c128", "sum-u64"])
 def test_stream_collective_kernels_compile(reduction):
     """pyshmem/kernels/coll.cu (collectives with stream=) builds with NVRTC for sm_90: the
-    sync/broadcast/fcollect/alltoall kernels, and reductions as the GPU path instantiates
+    sync/broadcast/collect/fcollect/alltoall(s) kernels, and reductions as the GPU path instantiates
     them one (op, type) at a time (a sample: each element kind, and complex)."""
     from pyshmem import _gpu_coll
 
     cubin = bytes(pcuda.compile(_gpu_coll.source(reduction), arch="sm_90", output="cubin", name="coll").code)
-    names = (["pyshmem_coll_sync", "pyshmem_coll_broadcast", "pyshmem_coll_fcollect", "pyshmem_coll_alltoall"]
+    names = (["pyshmem_coll_sync", "pyshmem_coll_broadcast", "pyshmem_coll_collect", "pyshmem_coll_fcollect",
+              "pyshmem_coll_alltoall", "pyshmem_coll_alltoalls"]
              if reduction is None else [f"pyshmem_coll_{reduction[0]}_reduce_{reduction[1]}"])
     for name in names:
         assert name.encode() + b"\0" in cubin, name

@@ -57,6 +57,7 @@ def kernel(x, y, f, u, sig, out):
     device.sync(team); device.sync_warp(team); device.sync_block(0)
     device.barrier(team); device.barrier_warp(0); device.barrier_block(team)
     device.broadcast(team, x, y, 0); device.broadcast_warp(0, f, f, 1); device.broadcast_block(team, u, u, 0)
+    device.collect(team, x, y[:1]); device.collect_warp(0, x, y); device.collect_block(team, f, f[:1])
     device.fcollect(0, x, y[:2]); device.fcollect_warp(team, x, y[:2]); device.fcollect_block(0, f, f[:1])
     device.alltoall(0, x, y); device.alltoall_warp(team, u, u); device.alltoall_block(0, x, y)
     device.sum_reduce(team, x, y); device.prod_reduce_warp(0, f, f); device.max_reduce_block(team, u, u)

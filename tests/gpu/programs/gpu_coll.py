@@ -28,6 +28,16 @@ shmem.fcollect(dst, src[:N])
 assert np.array_equal(dst.copy_to_host(), np.concatenate([inputs[p][:N] for p in range(n)])), "fcollect"
 shmem.alltoall(dst, src)
 assert np.array_equal(dst.copy_to_host(), np.concatenate([inputs[p][me * N:(me + 1) * N] for p in range(n)])), "a2a"
+# collect: PE p brings p + 1 blocks of 10 (sizes differ); alltoalls: every other element
+shmem.collect(dst, src[:10 * (me + 1)], stream=0)
+want = np.concatenate([inputs[p][:10 * (p + 1)] for p in range(n)])
+assert np.array_equal(dst[:want.size].copy_to_host(), want), "collect"
+dst.copy_from_host(np.full(N * n, -1, np.int64))
+shmem.alltoalls(dst, src, 2, 2, 7)  # 7 elements per PE, both strides 2
+got = dst.copy_to_host()
+for p in range(n):
+    block = got[p * 14:(p + 1) * 14]
+    assert np.array_equal(block[::2], inputs[p][me * 14:(me + 1) * 14:2]) and np.all(block[1::2] == -1), "alltoalls"
 shmem.barrier(stream=0)
 
 # A stream object from cuda.core.

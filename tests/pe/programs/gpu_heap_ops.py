@@ -84,13 +84,17 @@ if have_nvrtc and n == 1:  # atomics on GPU arrays run a kernel (NVRTC: slow, so
     expect(shmem.ShmemOSError, "(pyshmem/kernels/coll.cu) cannot be loaded", shmem.sum_reduce, ga, gb, stream=0)
     expect(shmem.ShmemOSError, "cannot be loaded", shmem.broadcast, ga, gb, 0)
     expect(shmem.ShmemOSError, "cannot be loaded", shmem.sync, stream=0)
+    expect(shmem.ShmemOSError, "cannot be loaded", shmem.collect, ga, gb, 2, stream=0)
+    expect(shmem.ShmemOSError, "cannot be loaded", shmem.alltoalls, ga, gb, 2, 1, 1, stream=0)
 # argument checks of the GPU collectives come before any kernel
 expect(TypeError, "source must be a symmetric GPU array", shmem.fcollect, ga, np.zeros(8, np.int64), stream=0)
 expect(TypeError, "with stream= or GPU arrays, target must be a symmetric GPU array", shmem.sum_reduce,
        np.zeros(8, np.int64), np.zeros(8, np.int64), stream=0)
 expect(TypeError, "'and' reduction is not defined for float64", shmem.and_reduce, pc.zeros(4), pc.zeros(4), stream=0)
 expect(ValueError, "root 9 is not a PE of the team", shmem.broadcast, ga, gb, 9, stream=0)
-expect(NotImplementedError, "collect on GPU arrays (stream=) is not built yet", shmem.collect, ga, gb, stream=0)
+expect(ValueError, "size=9 exceeds source (8 elements)", shmem.collect, ga, gb, 9, stream=0)
+expect(ValueError, "strides must be >= 1 (tst=0, sst=1)", shmem.alltoalls, ga, gb, 0, 1, stream=0)
+expect(ValueError, f"size=9 per PE x {n} PEs exceeds target", shmem.alltoalls, ga, gb, 1, 1, 9, stream=0)
 expect(TypeError, "atomics on float64 are not supported", shmem.atomic_and, pc.zeros(1, np.float64), 1, 0)
 expect(ValueError, "PE 7 is out of range", shmem.atomic_add, h[0][:1], 1, 7)
 expect(TypeError, "source is a GPU array but target is host memory", shmem.put_signal, shmem.zeros(8, np.int64),

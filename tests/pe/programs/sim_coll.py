@@ -20,11 +20,12 @@ fsrc = pyshmem.array(np.linspace(0, 1, N) * (me + 1))
 bcast = pyshmem.zeros(N, np.int64)
 gathered = pyshmem.zeros(N * n, np.int64)
 a2a = pyshmem.zeros(N * n, np.int64)
+coll = pyshmem.zeros(N * n, np.int64)
 info = pyshmem.zeros(4, np.int32)
 
 
 @cuda.jit
-def k_coll(team, src, red, fsrc, fmax, bcast, gathered, a2a, info):
+def k_coll(team, src, red, fsrc, fmax, bcast, gathered, a2a, coll, info):
     i = cuda.threadIdx.x
     if i == 0:
         info[0] = device.team_my_pe(team)
@@ -36,6 +37,7 @@ def k_coll(team, src, red, fsrc, fmax, bcast, gathered, a2a, info):
         device.sync(team)
     device.broadcast_block(team, bcast, src[:6], 0)  # every thread of the block calls
     device.alltoall_warp(team, a2a, src)  # the first warp: all 32 threads
+    device.collect_block(team, coll, src[:device.team_my_pe(team) + 1])  # member j brings j + 1
     if i == 0:
         device.barrier(team)
 
@@ -45,7 +47,7 @@ for team in (pyshmem.TEAM_WORLD, row):
     size, mine = len(members), team.my_pe()
     src[:] = np.arange(N * n) + 100 * me
     pyshmem.barrier_all()
-    k_coll[1, T](int(team), A(src), A(red), A(fsrc), A(fmax), A(bcast), A(gathered), A(a2a), A(info))
+    k_coll[1, T](int(team), A(src), A(red), A(fsrc), A(fmax), A(bcast), A(gathered), A(a2a), A(coll), A(info))
     inputs = {p: np.arange(N * n) + 100 * p for p in members}
     assert list(info) == [mine, size, members[0], 0], info
     assert (red == sum(inputs[p][:N] for p in members)).all(), red
@@ -54,6 +56,8 @@ for team in (pyshmem.TEAM_WORLD, row):
     assert (gathered[:N * size] == np.concatenate([inputs[p][:N] for p in members])).all(), gathered
     blk = N * n // size
     assert (a2a[:blk * size] == np.concatenate([inputs[p][mine * blk:(mine + 1) * blk] for p in members])).all(), a2a
+    want = np.concatenate([inputs[p][:j + 1] for j, p in enumerate(members)])
+    assert (coll[:want.size] == want).all(), coll
     pyshmem.barrier_all()
 
 row.destroy()

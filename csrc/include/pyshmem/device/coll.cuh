@@ -1,6 +1,6 @@
 // pyshmem/device/coll.cuh: collectives over a team from device code.
 //
-// broadcast, fcollect, alltoall and the reductions, each with _warp/_block variants
+// broadcast, collect, fcollect, alltoall(s) and the reductions, each with _warp/_block variants
 // (the group shares the copying). Every member of the team calls the routine, one
 // thread (or warp/block) per PE, with the same sizes (and root/op). On return the
 // routine is complete on the calling PE: dest holds the result and source may be
@@ -8,7 +8,7 @@
 // and the reductions, and must not otherwise overlap.
 //
 // Algorithms (the same as the host API's, coll/coll.h):
-//  - broadcast/fcollect/alltoall: a team barrier, then each member pulls what it needs
+//  - broadcast/collect/fcollect/alltoall(s): a team barrier, then each member pulls what it needs
 //    out of the other members' symmetric source (loads from the peer's segment, or a
 //    get through the proxy for peers on other nodes), then a second barrier.
 //  - reductions: reduce-scatter + all-gather in place: member i combines element range
@@ -65,6 +65,90 @@ PYSHMEM_HD void gather_impl(const char* call, team_t team, void* dest, const voi
     const int j = (t.my_index + k) % t.size;
     getmem_impl<C>(call, static_cast<char*>(dest) + static_cast<size_t>(j) * nbytes, from, nbytes, member_pe(t, j),
                    false);
+  }
+  coll_sync<C>(call, team);
+}
+
+// This PE's copy of the team's publish area (team.h): word 0 is what the members read
+// from each other during collect, word 1 a scratch word for the calling group.
+PYSHMEM_HD uint64_t* coll_publish(team_t team) {
+  return team_word(state().my_pe, PYSHMEM_TEAM_INDEX(team), PYSHMEM_TEAM_SLOT_HEADER + 64u * state().team_rounds);
+}
+
+// Word 0 of world PE pe's publish area: read once by the group's first thread (a peer
+// behind the proxy costs one request, not one per thread) and handed to the rest of
+// the group through the scratch word.
+template <Coop C>
+PYSHMEM_HD uint64_t coll_published(uint64_t* pub, int pe) {
+  if (coop_size<C>() == 1) return pe == state().my_pe ? pub[0] : g(pub, pe);
+  coop_sync<C>();
+  if (coop_rank<C>() == 0) pub[1] = pe == state().my_pe ? pub[0] : g(pub, pe);
+  coop_sync<C>();
+  const uint64_t v = pub[1];
+  coop_sync<C>();
+  return v;
+}
+
+// collect: dest <- the members' sources back to back in team order, each member
+// contributing its own nbytes. dest_cap bounds the total (~size_t(0): the caller vouches).
+// Every member publishes its count, then reads the others' to place the blocks.
+template <Coop C>
+PYSHMEM_HD void collect_impl(const char* call, team_t team, void* dest, size_t dest_cap, const void* source,
+                             size_t nbytes) {
+  const pyshmem_team_desc& t = team_entry(call, team);
+  uint64_t* pub = coll_publish(team);
+  coop_sync<C>();
+  if (coop_rank<C>() == 0) pub[0] = nbytes;
+  coll_sync<C>(call, team);
+  // Pass 1: where my block starts and how much all members bring.
+  uint64_t mine = 0, total = 0;
+  for (int j = 0; j < t.size; ++j) {
+    if (j == t.my_index) mine = total;
+    total += coll_published<C>(pub, member_pe(t, j));
+  }
+  if (total > dest_cap) trap(call, "dest is shorter than the members' blocks together", static_cast<int>(total));
+  // Pass 2: pull every member's block, starting with the right-hand neighbour.
+  uint64_t off = mine + nbytes;
+  for (int k = 1; k <= t.size; ++k) {
+    const int j = (t.my_index + k) % t.size;
+    if (j == 0) off = 0;
+    const uint64_t n = j == t.my_index ? nbytes : coll_published<C>(pub, member_pe(t, j));
+    getmem_impl<C>(call, static_cast<char*>(dest) + off, source, n, member_pe(t, j), false);
+    off += n;
+  }
+  coll_sync<C>(call, team);
+}
+
+// One element of `elem` bytes; arrays of T are aligned to sizeof(T) for the common sizes.
+PYSHMEM_HD void copy_element(char* to, const char* from, size_t elem) {
+  switch (elem) {
+    case 1: *to = *from; return;
+    case 2: *reinterpret_cast<uint16_t*>(to) = *reinterpret_cast<const uint16_t*>(from); return;
+    case 4: *reinterpret_cast<uint32_t*>(to) = *reinterpret_cast<const uint32_t*>(from); return;
+    case 8: *reinterpret_cast<uint64_t*>(to) = *reinterpret_cast<const uint64_t*>(from); return;
+  }
+  for (size_t b = 0; b < elem; ++b) to[b] = from[b];
+}
+
+// alltoalls: element i of block (my index) of member j's source, at stride sst, lands at
+// element i of block j of dest, at stride dst (strides and nelems in elements).
+template <Coop C>
+PYSHMEM_HD void alltoalls_impl(const char* call, team_t team, void* dest, const void* source, ptrdiff_t dst,
+                               ptrdiff_t sst, size_t nelems, size_t elem) {
+  const pyshmem_team_desc& t = team_entry(call, team);
+  if (dst < 1 || sst < 1) trap(call, "strides must be >= 1 element", static_cast<int>(dst < 1 ? dst : sst));
+  coll_sync<C>(call, team);
+  const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
+  const char* in = static_cast<const char*>(source) + static_cast<size_t>(t.my_index) * nelems * sstep;
+  for (int k = 0; k < t.size; ++k) {
+    const int j = (t.my_index + k) % t.size;
+    char* to = static_cast<char*>(dest) + static_cast<size_t>(j) * nelems * dstep;
+    if (const char* from = static_cast<const char*>(direct_ptr(call, in, member_pe(t, j)))) {
+      for (size_t i = coop_rank<C>(); i < nelems; i += coop_size<C>()) copy_element(to + i * dstep, from + i * sstep, elem);
+    } else {
+      coop_sync<C>();
+      if (coop_rank<C>() == 0) strided(call, false, to, in, dst, sst, nelems, elem, member_pe(t, j));
+    }
   }
   coll_sync<C>(call, team);
 }
@@ -188,6 +272,50 @@ PYSHMEM_HD void alltoall_warp(team_t team, T* dest, const T* source, size_t nele
 template <class T>
 PYSHMEM_HD void alltoall_block(team_t team, T* dest, const T* source, size_t nelems) {
   alltoallmem_block(team, dest, source, nelems * sizeof(T));
+}
+
+// ---- collect: dest <- every member's source back to back in team order; each member
+// brings its own nbytes (which may differ). dest must hold the sum of them. ----
+PYSHMEM_HD void collectmem(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::collect_impl<Coop::thread>("collectmem", team, dest, ~size_t(0), source, nbytes);
+}
+PYSHMEM_HD void collectmem_warp(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::collect_impl<Coop::warp>("collectmem_warp", team, dest, ~size_t(0), source, nbytes);
+}
+PYSHMEM_HD void collectmem_block(team_t team, void* dest, const void* source, size_t nbytes) {
+  detail::collect_impl<Coop::block>("collectmem_block", team, dest, ~size_t(0), source, nbytes);
+}
+template <class T>
+PYSHMEM_HD void collect(team_t team, T* dest, const T* source, size_t nelems) {
+  collectmem(team, dest, source, nelems * sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void collect_warp(team_t team, T* dest, const T* source, size_t nelems) {
+  collectmem_warp(team, dest, source, nelems * sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void collect_block(team_t team, T* dest, const T* source, size_t nelems) {
+  collectmem_block(team, dest, source, nelems * sizeof(T));
+}
+
+// ---- alltoalls: alltoall with strides: element i of block j of my source (at source +
+// (j*nelems + i)*sst) -> element i of block (my index) of member j's dest (at dest +
+// (my*nelems + i)*dst). Strides and nelems in elements; alltoallsmem's are bytes. ----
+template <class T>
+PYSHMEM_HD void alltoalls(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) {
+  detail::alltoalls_impl<Coop::thread>("alltoalls", team, dest, source, dst, sst, nelems, sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void alltoalls_warp(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) {
+  detail::alltoalls_impl<Coop::warp>("alltoalls_warp", team, dest, source, dst, sst, nelems, sizeof(T));
+}
+template <class T>
+PYSHMEM_HD void alltoalls_block(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) {
+  detail::alltoalls_impl<Coop::block>("alltoalls_block", team, dest, source, dst, sst, nelems, sizeof(T));
+}
+PYSHMEM_HD void alltoallsmem(team_t team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,
+                             size_t nelems) {
+  detail::alltoalls_impl<Coop::thread>("alltoallsmem", team, dest, source, dst, sst, nelems, 1);
 }
 
 // ---- reductions: dest[i] = op over the members of source[i]; op a pyshmem_reduce_op ----
