@@ -43,9 +43,15 @@ step "device API benchmark (one PE, heap in GPU memory)"
 timeout 120 "$PY" tests/gpu/bench_device.py --json "$OUT/bench_device.json" 2>&1 | tee "$OUT/bench_device.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
+step "perftest gpu: device put/p/g, put_bw by scope vs the GPU's own copy, stream collectives (2 PEs)"
+timeout 240 "$PY" -m pyshmem.run -n 2 "$PY" -m pyshmem.perftest gpu --json "$OUT/perftest_gpu.jsonl" 2>&1 \
+  | tee "$OUT/perftest_gpu.md"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
 step "summary"
 echo "GPU: $(head -1 "$OUT/gpu.txt")"
 echo "tests: $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -1)"
 grep '^|' "$OUT/bench_device.md" || echo "benchmark: no figures"
+grep -E '^(\||p \+ quiet|stream)' "$OUT/perftest_gpu.md" || echo "perftest gpu: no figures"
 echo "status: $([ $status -eq 0 ] && echo OK || echo FAILED)"
 exit $status

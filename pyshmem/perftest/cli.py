@@ -64,11 +64,21 @@ def _parser(names):
 
 
 def main(argv=None):
-    """Runs one perftest on every PE; PE 0 prints the result.
+    """Runs one perftest on every PE; PE 0 prints the result. ``compare ...`` runs
+    pyshmem.perftest.compare (from a shell, not under shmemrun).
 
     Returns:
         int: 0, or 1 when a transfer delivered wrong data (the error is printed).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"]:
+        from pyshmem.perftest.compare import main as compare
+
+        return compare(argv[1:])
+    if argv[:1] == ["gpu"]:
+        from pyshmem.perftest.gpu import main as gpu_section
+
+        return gpu_section(argv[1:])
     from pyshmem.perftest.coll import TESTS as COLL
     from pyshmem.perftest.p2p import TESTS as P2P, PerftestError
 

@@ -7,6 +7,7 @@
 #include <pyshmem/device.cuh>
 
 #if !defined(__CUDA_ARCH__)
+#include <string.h>
 #include <time.h>
 #endif
 
@@ -181,4 +182,79 @@ extern "C" __global__ void pt_signal_ping_pong(char* dst, const char* src, unsig
       if (i > warmup) out_ns[i - warmup - 1] = static_cast<double>(now_ns() - t0) / 2;
     }
   }
+}
+
+// `perftest compare`'s figures, looped exactly as the OpenSHMEM C peer
+// (perftest/peers/oshmem_p2p.c) loops them, one thread per PE: batch 0 warms up, then
+// out[b-1] = batch b's mean (µs per op; GB/s for put_bw).
+// fig 0 put_latency (putmem + quiet), 1 ping_pong (putmem, fence, p of the round into
+// the peer's flag, answered the same way; half a round trip; `first` serves first),
+// 2 put_bw (`window` putmem_nbi + quiet, repeated), 3 (CPU build only) the memcpy ceiling:
+// put_bw's loop with local memcpy in place of the puts.
+extern "C" __global__ void pt_compare(int fig, char* dst, const char* src, unsigned long long nbytes,
+                                      long long* flag, int peer, int first, int batches, long long per_batch,
+                                      int window, double* out) {
+  if (!leader()) return;
+  long long round = 0;
+  const long long reps = per_batch / window > 1 ? per_batch / window : 1;
+  for (int b = 0; b <= batches; ++b) {
+    const unsigned long long t0 = now_ns();
+    double v = 0;
+    if (fig == 0) {
+      for (long long j = 0; j < per_batch; ++j) {
+        pyshmem::putmem(dst, src, nbytes, peer);
+        pyshmem::quiet();
+      }
+      v = static_cast<double>(now_ns() - t0) / per_batch / 1e3;
+    } else if (fig == 1) {
+      for (long long j = 0; j < per_batch; ++j) {
+        ++round;
+        if (!first) pyshmem::wait_until(flag, PYSHMEM_CMP_GE, round);
+        pyshmem::putmem(dst, first ? src : dst, nbytes, peer);
+        pyshmem::fence();
+        pyshmem::p(flag, round, peer);
+        if (first) pyshmem::wait_until(flag, PYSHMEM_CMP_GE, round);
+      }
+      v = static_cast<double>(now_ns() - t0) / per_batch / 2 / 1e3;
+    } else if (fig == 2) {
+      for (long long r = 0; r < reps; ++r) {
+        for (int w = 0; w < window; ++w) pyshmem::putmem_nbi(dst, src, nbytes, peer);
+        pyshmem::quiet();
+      }
+      v = static_cast<double>(nbytes) * window * reps / static_cast<double>(now_ns() - t0);  // bytes/ns = GB/s
+    } else {
+#if !defined(__CUDA_ARCH__)
+      // The ceiling: the same window of copies as one thread's memcpy between two local
+      // buffers (the compiler barrier keeps repeated identical copies from merging).
+      for (long long r = 0; r < reps; ++r)
+        for (int w = 0; w < window; ++w) {
+          memcpy(dst, src, nbytes);
+          asm volatile("" ::: "memory");
+        }
+      v = static_cast<double>(nbytes) * window * reps / static_cast<double>(now_ns() - t0);
+#endif
+    }
+    if (b) out[b - 1] = v;
+  }
+}
+
+// The copy ceiling of `perftest gpu`: `reps` local copies of nbytes, src -> dst. On a
+// GPU the whole grid shares each copy in 16-byte words (the device's own copy bandwidth,
+// timed by the host around the launch); on the CPU build it is one thread's memcpy.
+extern "C" __global__ void pt_copy(char* dst, const char* src, unsigned long long nbytes, int reps) {
+#if defined(__CUDA_ARCH__)
+  const unsigned long long tid = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+  const unsigned long long nth = gridDim.x * static_cast<unsigned long long>(blockDim.x);
+  const unsigned long long words = nbytes / 16;
+  for (int r = 0; r < reps; ++r) {
+    for (unsigned long long i = tid; i < words; i += nth)
+      reinterpret_cast<int4*>(dst)[i] = reinterpret_cast<const int4*>(src)[i];
+    for (unsigned long long i = words * 16 + tid; i < nbytes; i += nth) dst[i] = src[i];
+  }
+#else
+  for (int r = 0; r < reps; ++r) {
+    memcpy(dst, src, nbytes);
+    asm volatile("" ::: "memory");
+  }
+#endif
 }

@@ -95,3 +95,23 @@ def test_device_api_perftests(test):
     if test not in ("barrier", "sync"):
         bad = _perftest(npes, *args, "--inject-error")
         assert bad.returncode == 1 and f"perftest {test} (--api device) on PE " in bad.stderr, bad.stderr
+
+
+@pytest.mark.skipif(cpu_kernel_toolchain_missing() is not None, reason=str(cpu_kernel_toolchain_missing()))
+def test_gpu_section_runs_on_the_cpu_build(tmp_path):
+    """`perftest gpu` (what scripts/gpu_check.sh runs on a GPU) runs the same kernels as
+    the CPU build without a GPU, says so, and fails when a transfer is wrong."""
+    out = tmp_path / "gpu.jsonl"
+    proc = _perftest(2, "gpu", "--sizes", "8,4K", "-n", "5", "-w", "1", "--json", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "perftest gpu (no GPU: the CPU build of the same kernels, 2 PEs)" in proc.stdout
+    assert "stream collectives: skipped (they need GPU arrays, i.e. a GPU)" in proc.stdout
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    got = {(r["figure"], r["scope"], r["bytes"]) for r in rows}
+    want = {("put_latency", "thread", 8), ("put_latency", "thread", 4096), ("p_latency", "thread", 8),
+            ("g_latency", "thread", 8), ("copy_bw", "memcpy", 8), ("copy_bw", "memcpy", 4096)}
+    want |= {("put_bw", s, n) for s in ("thread", "warp", "block") for n in (8, 4096)}
+    assert got == want and all(r["value"] > 0 for r in rows), rows
+    bad = _perftest(2, "gpu", "--sizes", "8", "-n", "2", "-w", "0", "--inject-error")
+    assert bad.returncode == 1 and "perftest gpu on PE 1: wrong data after put_latency 8 B" in bad.stdout + bad.stderr
+    assert _perftest(3, "gpu").returncode == 2

@@ -75,3 +75,13 @@ def test_stream_collective_kernels_compile(reduction):
              if reduction is None else [f"pyshmem_coll_{reduction[0]}_reduce_{reduction[1]}"])
     for name in names:
         assert name.encode() + b"\0" in cubin, name
+
+
+def test_perftest_kernels_compile():
+    """pyshmem/perftest/kernels.cu (perftest --api device, compare's device figures and the
+    GPU section) builds with NVRTC for sm_90 with every kernel the Python side launches."""
+    source = (REPO / "pyshmem" / "perftest" / "kernels.cu").read_text()
+    cubin = bytes(pcuda.compile(source, arch="sm_90", output="cubin", name="perftest").code)
+    for name in ("pt_latency", "pt_bandwidth", "pt_ping_pong", "pt_collective", "pt_atomic", "pt_signal_ping_pong",
+                 "pt_compare", "pt_copy"):
+        assert name.encode() + b"\0" in cubin, name
