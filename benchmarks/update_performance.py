@@ -9,6 +9,7 @@ Runs, one after the other (nothing else should run on the machine meanwhile):
      ucx_perftest and memcpy, with the issue's targets and PNG plots;
   2. ``python benchmarks/bench_coll.py``: collectives on 2, 4 and 8 PEs next to Open MPI's
      OpenSHMEM, and the barrier's growth over 2..16 PEs;
+(the raw figures of both go to docs/perf/*.json, the plots to docs/perf/*.png)
 and replaces the text between each pair of markers in the doc
 (``<!-- generated: NAME -->`` ... ``<!-- end generated: NAME -->``) with the new report.
 The prose around the markers (what the figures mean, what changed) is written by hand.
@@ -55,7 +56,7 @@ def main(argv=None):
     text = doc.read_text()
     if a.only in (None, "compare"):
         perf = doc.parent / "perf"
-        quick = ["--sizes", "8,64K", "--iters", "20", "--batches", "2"] if a.quick else []
+        quick = ["--sizes", "8,64K", "--iters", "20", "--batches", "2", "--rounds", "1"] if a.quick else []
         # compare exits 1 when a system failed; its report says which, so keep it.
         cmd = [sys.executable, "-m", "pyshmem.perftest", "compare", "--out", str(perf), *quick]
         print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
@@ -67,9 +68,10 @@ def main(argv=None):
         body += f"\n![latency vs size]({rel}/latency.png)\n\n![bandwidth vs size]({rel}/bandwidth.png)\n"
         text = splice(text, "compare", body)
     if a.only in (None, "collectives"):
-        quick = ["--pes", "2", "--sizes", "8,1024", "--barrier-pes", "2,3", "--quick",
-                 "--json", str(doc.parent / "perf" / "coll.json")] if a.quick else []
-        text = splice(text, "collectives", _run([sys.executable, str(HERE / "bench_coll.py"), *quick]))
+        quick = ["--pes", "2", "--sizes", "8,1024", "--barrier-pes", "2,3", "--quick"] if a.quick else []
+        (doc.parent / "perf").mkdir(exist_ok=True)
+        text = splice(text, "collectives", _run([sys.executable, str(HERE / "bench_coll.py"), *quick, "--json",
+                                                 str(doc.parent / "perf" / "coll.json")]))
     doc.write_text(text)
     print(f"updated {doc}", file=sys.stderr)
     return 0

@@ -70,21 +70,36 @@ def build(source, name, include_dirs, options):
              "-include", "pyshmem/cpu_kernel.h"]
     flags += [f"-I{d}" for d in include_dirs] + [str(o) for o in options]
     out = _cache_dir() / f"{name}-{_fingerprint(cxx, flags, source, include_dirs)}.so"
+    _remove_orphans(out.parent)
     if out.exists():
         return out
-    with tempfile.TemporaryDirectory(prefix="pyshmem-build-") as tmp:
-        src = Path(tmp) / f"{name}.cu"
-        src.write_text(source)
-        tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        proc = subprocess.run([cxx, *flags, str(src), "-o", str(tmp_out)], capture_output=True, text=True,
+    # The source goes in on stdin and the library to a per-process name in the cache: a
+    # PE killed mid-build (the launcher ends the others when one fails) leaves at most
+    # that partial file, which the next build removes.
+    tmp_out = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        proc = subprocess.run([cxx, *flags, "-", "-o", str(tmp_out)], input=source, capture_output=True, text=True,
                               timeout=600)
         if proc.returncode != 0:
-            tmp_out.unlink(missing_ok=True)
             raise InvalidArgumentError(
                 f"pyshmem.cuda.Module: {name} does not compile for the CPU build of the device API "
-                f"(host compiler {cxx}):\n{proc.stderr.strip()}")
+                f"(host compiler {cxx}):\n{proc.stderr.strip().replace('<stdin>', name + '.cu')}")
         os.replace(tmp_out, out)  # atomic: PEs building the same source at once do not collide
+    finally:
+        tmp_out.unlink(missing_ok=True)
     return out
+
+
+def _remove_orphans(cache):
+    """Deletes partial libraries (.<name>.<pid>.tmp) of build processes that no longer run."""
+    for partial in cache.glob(".*.tmp"):
+        try:
+            pid = int(partial.name.rsplit(".", 2)[-2])
+            os.kill(pid, 0)  # raises when no such process
+        except ProcessLookupError:
+            partial.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            pass
 
 
 def load(path):

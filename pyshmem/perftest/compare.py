@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,9 @@ def _common(a, out, figures):
 def _shmemrun(a, script, args, out):
     cmd = [sys.executable, "-m", "pyshmem.run", "-n", "2", sys.executable, str(_PEERS / script), *args]
     env = {k: v for k, v in os.environ.items() if k != "PYSHMEM_REMOTE_ONLY"}
+    # The PEs measure the pyshmem that runs this comparison, installed or not.
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return _run(cmd, out, a.timeout, env)
 
 
@@ -274,7 +278,8 @@ def _parser():
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ", ".join(SYSTEMS))
     ap.add_argument("--sizes", default=DEFAULT_SIZES, help=f"message sizes (default {DEFAULT_SIZES})")
     ap.add_argument("-n", "--iters", type=int, default=2000, help="iterations per batch up to 4 KiB (fewer above)")
-    ap.add_argument("--batches", type=int, default=7, help="timed batches per figure (the median is reported)")
+    ap.add_argument("--batches", type=int, default=7, help="timed batches per figure and run (median of them)")
+    ap.add_argument("--rounds", type=int, default=3, help="runs of every system, interleaved (median of them)")
     ap.add_argument("--out", help="directory for compare.md, compare.json and the PNG plots")
     ap.add_argument("--no-plots", action="store_true", help="skip the PNGs")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per system")
@@ -298,9 +303,9 @@ def main(argv=None):
         return 2
     chosen = [s.strip() for s in a.systems.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in SYSTEMS]
-    if unknown or not chosen or a.iters < 1 or a.batches < 1:
+    if unknown or not chosen or a.iters < 1 or a.batches < 1 or a.rounds < 1:
         print(f"perftest compare: need --systems from {', '.join(SYSTEMS)} (got {', '.join(unknown) or 'none'}), "
-              "-n >= 1 and --batches >= 1", file=sys.stderr)
+              "-n >= 1, --batches >= 1 and --rounds >= 1", file=sys.stderr)
         return 2
     try:
         a.sizes = sorted({parse_size(x) for x in a.sizes.split(",") if x.strip()})
@@ -310,29 +315,7 @@ def main(argv=None):
     if not a.sizes or min(a.sizes) < 1:
         print("perftest compare: --sizes needs sizes >= 1 byte", file=sys.stderr)
         return 2
-    rows, status = [], {s: {"status": "not chosen"} for s in SYSTEMS}
-    with tempfile.TemporaryDirectory(prefix="pyshmem-compare-") as tmp:
-        for name in [s for s in SYSTEMS if s in chosen and s != "memcpy"] + \
-                    (["device"] if "memcpy" in chosen and "device" not in chosen else []):
-            print(f"perftest compare: running {LABELS[name]} ...", file=sys.stderr, flush=True)
-            try:
-                got = RUNNERS[name](a, Path(tmp))
-            except Skip as exc:
-                status[name] = {"status": "skipped", "reason": str(exc)}
-                continue
-            except Failed as exc:
-                status[name] = {"status": "failed", "reason": str(exc)}
-                print(f"perftest compare: {LABELS[name]} failed: {exc}", file=sys.stderr, flush=True)
-                continue
-            for r in got:
-                r.setdefault("system", name)
-            rows += [r for r in got if r["system"] in chosen]
-            status[name] = {"status": "measured" if name in chosen else "not chosen"}
-            if name == "device" and "memcpy" in chosen:
-                status["memcpy"] = {"status": "measured"}
-        if "memcpy" in chosen and status["memcpy"]["status"] == "not chosen":
-            status["memcpy"] = {"status": status["device"]["status"], "reason": "measured by the device run, "
-                                + status["device"].get("reason", "")}
+    rows, status = measure(a, chosen)
     targets = evaluate_targets(rows)
     header = _header(a)
     report = markdown(rows, status, targets, header)
@@ -351,6 +334,52 @@ def main(argv=None):
     return 1 if any(st["status"] == "failed" for st in status.values()) else 0
 
 
+def measure(a, chosen):
+    """Runs the chosen systems `a.rounds` times, interleaved (round 1 of every system,
+    then round 2, ...), so that a slow spell of a shared machine hits them alike.
+
+    Returns:
+        (rows, status): one row per (system, figure, size) with the median over the
+        rounds as "value" (and "rounds": every round's value); each system's status.
+    """
+    order = [s for s in SYSTEMS if s in chosen and s != "memcpy"]
+    if "memcpy" in chosen and "device" not in chosen:
+        order.append("device")  # the ceiling comes from the device run
+    status = {s: {"status": "not chosen"} for s in SYSTEMS}
+    values = {}
+    with tempfile.TemporaryDirectory(prefix="pyshmem-compare-") as tmp:
+        for rnd in range(a.rounds):
+            for name in order:
+                if status[name]["status"] in ("skipped", "failed"):
+                    continue
+                print(f"perftest compare: round {rnd + 1}/{a.rounds}: {LABELS[name]} ...", file=sys.stderr,
+                      flush=True)
+                try:
+                    got = RUNNERS[name](a, Path(tmp))
+                except Skip as exc:
+                    status[name] = {"status": "skipped", "reason": str(exc)}
+                    continue
+                except Failed as exc:
+                    status[name] = {"status": "failed", "reason": str(exc)}
+                    print(f"perftest compare: {LABELS[name]} failed: {exc}", file=sys.stderr, flush=True)
+                    continue
+                status[name] = {"status": "measured" if name in chosen else "not chosen"}
+                for r in got:
+                    r.setdefault("system", name)
+                    if r["system"] in chosen:
+                        values.setdefault((r["system"], r["figure"], r["bytes"], r["unit"]), []).append(r["value"])
+    if "memcpy" in chosen:
+        dev = status["device"]
+        status["memcpy"] = {"status": dev["status"]} if dev["status"] in ("measured", "not chosen") else \
+            {"status": dev["status"], "reason": "measured by the device run, " + dev.get("reason", "")}
+        if status["memcpy"]["status"] == "not chosen":
+            status["memcpy"]["status"] = "measured"
+    failed = {s for s, st in status.items() if st["status"] == "failed"}
+    rows = [{"system": s, "figure": f, "bytes": n, "unit": u, "value": statistics.median(v), "rounds": v}
+            for (s, f, n, u), v in values.items() if s not in failed and (s != "memcpy" or "device" not in failed)]
+    return rows, status
+
+
 def _header(a):
     import platform
     import time
@@ -361,6 +390,7 @@ def _header(a):
     except (OSError, StopIteration):
         pass
     return (f"**perftest compare**: 2 PEs, {os.cpu_count()} CPUs ({cpu}), Python "
-            f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}\n\nMedian of {a.batches} batches per figure "
-            f"({a.iters} iterations per batch up to 4 KiB, fewer above); ratios are the first system's figure over "
+            f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}\n\nEach figure: the median over {a.rounds} "
+            f"interleaved runs of every system of each run's median of {a.batches} batches ({a.iters} iterations per "
+            "batch up to 4 KiB, fewer above). Ratios are the first system's figure over "
             "the second's (latency: below 1 is faster; bandwidth: above 1 is faster).")

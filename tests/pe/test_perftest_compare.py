@@ -17,7 +17,7 @@ from conftest import REPO, cpu_kernel_toolchain_missing
 
 from pyshmem.perftest import compare as cmp
 
-TINY = ("--sizes", "8,64K", "--iters", "8", "--batches", "1", "--timeout", "240")
+TINY = ("--sizes", "8,64K", "--iters", "8", "--batches", "1", "--rounds", "1", "--timeout", "240")
 needs_kernels = pytest.mark.skipif(cpu_kernel_toolchain_missing() is not None,
                                    reason=str(cpu_kernel_toolchain_missing()))
 
@@ -34,7 +34,8 @@ def _compare(*args, env=None):
 @needs_kernels
 def test_compare_measures_what_is_installed_and_skips_the_rest(tmp_path):
     proc = _compare("--systems", "pyshmem,device,memcpy,mpi4py,ucx_perftest,shmem4py,oshmem", *TINY,
-                    "--oshrun", "/nonexistent/oshrun", "--oshcc", "/nonexistent/oshcc", "--out", str(tmp_path))
+                    "--oshrun", "/nonexistent/oshrun", "--oshcc", "/nonexistent/oshcc", "--out", str(tmp_path),
+                    "--rounds", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "compare.json").read_text())
     st = report["systems"]
@@ -52,6 +53,9 @@ def test_compare_measures_what_is_installed_and_skips_the_rest(tmp_path):
     assert {("memcpy", "put_bw", 8), ("ucx_perftest", "ping_pong", 65536), ("ucx_perftest", "put_bw", 8)} <= got
     assert not any(r["system"] in ("oshmem", "shmem4py") for r in report["rows"])  # nothing faked
     assert all(r["value"] > 0 for r in report["rows"])
+    # every figure is the median of the two interleaved rounds
+    assert all(len(r["rounds"]) == 2 and r["value"] == pytest.approx(sum(r["rounds"]) / 2) for r in report["rows"])
+    assert "median over 2 interleaved runs" in proc.stdout
     verdicts = {t["target"]: t["verdict"] for t in report["targets"]}
     assert all(v == "not measured" for t, v in verdicts.items() if "shmem4py" in t or "OSHMEM" in t), verdicts
     assert verdicts["Device API (CPU): put bandwidth >= 64 KiB >= 0.9x the memcpy ceiling"] in ("met", "missed")

@@ -66,10 +66,32 @@ def test_library_is_cached_and_private(module):
     assert "fill" in repr(module.get_kernel("fill"))
 
 
-def test_compile_error_carries_the_compiler_log():
-    with pytest.raises(pyshmem.InvalidArgumentError, match=r"(?s)bad_kernel does not compile for the CPU build.*error"):
+def test_compile_error_carries_the_compiler_log(module):
+    with pytest.raises(pyshmem.InvalidArgumentError,
+                       match=r"(?s)bad_kernel does not compile for the CPU build.*bad_kernel\.cu:2.*error"):
         pcuda.Module('#include <pyshmem/device.cuh>\nextern "C" __global__ void k() { pyshmem::nope(); }',
                      name="bad_kernel", target="cpu")
+    assert not list(module._path.parent.glob(f".*.{os.getpid()}.tmp"))  # the failed build left nothing
+
+
+def test_builds_killed_midway_leave_nothing_behind(module):
+    """A PE killed while compiling (the launcher ends the others when one fails) leaves
+    only a partial library named after its pid; the next build removes it."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    orphan = module._path.parent / f".unit_cuda_module-0123.so.{dead}.tmp"
+    orphan.write_bytes(b"partial")
+    live = module._path.parent / f".unit_cuda_module-0123.so.{os.getpid()}.tmp"  # a build in progress
+    live.write_bytes(b"partial")
+    try:
+        pcuda.Module(SOURCE + "\n// changed: a new build\n", name="unit_cuda_module_2", target="cpu")
+        assert not orphan.exists() and live.exists()
+    finally:
+        live.unlink(missing_ok=True)
+        orphan.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("source, name, match", [
