@@ -13,7 +13,7 @@ data it moved and fails (exit status 1) when it is wrong. Output: a table, or
 
 ``--api device [--scope thread|warp|block]`` times the device API inside kernels
 (``kernels.cu``: the CPU build without a GPU, GPU kernels on the cuda backend) for
-every test (the reduction: sum of int64).
+every test (reductions: every -o op on every -d type it is defined for).
 
 ``python -m pyshmem.perftest compare [--out DIR]`` (from a shell) runs pyshmem's host
 and device APIs side by side with shmem4py, Open MPI's OpenSHMEM from C, mpi4py RMA,

@@ -75,7 +75,7 @@ def main(argv=None):
         from pyshmem.perftest.compare import main as compare
 
         return compare(argv[1:])
-    if argv[:1] == ["gpu"]:
+    if argv[:1] in (["gpu"], ["--gpu"]):
         from pyshmem.perftest.gpu import main as gpu_section
 
         return gpu_section(argv[1:])
@@ -113,6 +113,10 @@ def main(argv=None):
     except PerftestError as exc:
         print(str(exc), file=sys.stderr, flush=True)
         return 1
+    except ValueError as exc:  # an option value the test cannot take (-a, -d, -o)
+        if shmem.my_pe() == 0:
+            print(f"perftest: {exc}", file=sys.stderr, flush=True)
+        return 2
     except NotImplementedError as exc:  # a test without a form for this --api yet
         if shmem.my_pe() == 0:
             print(f"perftest: {exc}", file=sys.stderr, flush=True)

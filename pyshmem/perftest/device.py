@@ -25,11 +25,12 @@ _BUS = {"bcast": lambda n: 1.0, "fcollect": lambda n: (n - 1) / n, "alltoall": l
 class _Env:
     """The kernels and buffers of this PE (GPU arrays on a GPU, symmetric NumPy otherwise)."""
 
-    def __init__(self, opts, nbytes):
+    def __init__(self, opts, nbytes, extra_source=""):
         import pyshmem.cuda as pcuda
 
         self.pcuda = pcuda
-        self.module = pcuda.Module((Path(__file__).with_name("kernels.cu")).read_text(), name="pyshmem_perftest")
+        source = (Path(__file__).with_name("kernels.cu")).read_text() + extra_source
+        self.module = pcuda.Module(source, name="pyshmem_perftest")
         self.gpu = self.module.target == "gpu"
         self.src = self.zeros(nbytes, np.uint8)
         self.dst = self.zeros(nbytes, np.uint8)
@@ -113,11 +114,49 @@ def _p2p(opts, sizes, env):
     return rows
 
 
+def _reduction(opts, sizes):
+    """reduction --api device: -o op over -d dtype elements, checked against NumPy's
+    left fold over the PEs in order (the order the device reduction combines in)."""
+    from pyshmem._gpu_coll import _REDUCE_TYPES
+
+    dtype = np.dtype(opts.dtype)
+    if dtype not in _REDUCE_TYPES:
+        raise ValueError(f"perftest reduction: -d {opts.dtype} is not a reduction type; use one of "
+                         f"{', '.join(str(t) for t in _REDUCE_TYPES)}")
+    if (opts.op in ("and", "or", "xor") and dtype.kind not in "iu") or (opts.op in ("max", "min") and dtype.kind == "c"):
+        raise ValueError(f"perftest reduction: -o {opts.op} is not defined for {dtype}")
+    name, ctype = _REDUCE_TYPES[dtype]
+    env = _Env(opts, 8, f"PT_REDUCE({opts.op}_reduce, {name}, {ctype})\n")
+    kernel = f"pt_reduce_{opts.op}_reduce_{name}"
+    ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+             "or": np.bitwise_or, "xor": np.bitwise_xor}[opts.op]
+    me, npes, rows = shmem.my_pe(), shmem.n_pes(), []
+    most = max(1, max(sizes) // dtype.itemsize)
+    src, dst = env.zeros(most, dtype), env.zeros(most, dtype)  # collective allocations, once
+    for salt, nbytes in enumerate(sizes):
+        count = max(1, nbytes // dtype.itemsize)
+        theirs = {p: ((np.arange(count) % 7) + p + salt + 1).astype(dtype) for p in range(npes)}
+        env.fill(src[:count], theirs[me])
+        shmem.barrier_all()
+        out = env.out(opts.iters)
+        env.pcuda.launch(env.module.get_kernel(kernel), 1, 128, dst, src, np.uint64(count), np.int32(opts.warmup),
+                         np.int32(opts.iters), out)
+        want = theirs[0]
+        for p in range(1, npes):
+            want = ufunc(want, theirs[p])
+        _check(np.array_equal(received(opts, env.host(dst[:count])), want), opts,
+               f"{opts.op}_reduce of {count} {dtype} differs from NumPy's")
+        if me == 0:
+            row = _lat_row(opts, env, count * dtype.itemsize, env.host(out))
+            algbw = count * dtype.itemsize / (row["lat_avg_us"] * 1e-6) / 1e9
+            rows.append(Row(row, algbw_gbps=algbw, busbw_gbps=algbw * _BUS["reduction"](npes)))
+        shmem.barrier_all()
+    return rows
+
+
 def _collective(opts, sizes, env):
     me, npes, rows = shmem.my_pe(), shmem.n_pes(), []
-    ops = {"barrier": 0, "sync": 1, "bcast": 2, "fcollect": 3, "alltoall": 4, "reduction": 5}
-    if opts.test == "reduction" and (opts.op != "sum" or opts.dtype != "int64"):
-        raise ShmemNotImplementedError("pyshmem.perftest reduction --api device measures -o sum -d int64 only so far")
+    ops = {"barrier": 0, "sync": 1, "bcast": 2, "fcollect": 3, "alltoall": 4}
     src = env.zeros(max(1, max(sizes) // 8) * npes, np.int64)  # collective allocations, once
     dst = env.zeros(max(1, max(sizes) // 8) * npes, np.int64)
     for salt, nbytes in enumerate([0] if opts.test in ("barrier", "sync") else sizes):
@@ -139,9 +178,6 @@ def _collective(opts, sizes, env):
         elif opts.test == "alltoall":
             want = np.concatenate([theirs[p][me * count:(me + 1) * count] for p in range(npes)])
             _check(np.array_equal(got, want), opts, "alltoall result differs")
-        elif opts.test == "reduction":
-            _check(np.array_equal(got[:count], sum(theirs[p][:count] for p in range(npes))), opts,
-                   "sum_reduce result differs")
         if me == 0:
             row = _lat_row(opts, env, per if nbytes else 0, env.host(out))
             if nbytes and opts.test in _BUS:
@@ -224,6 +260,8 @@ def run(opts, sizes):
     if opts.test not in _P2P + _COLL:
         raise ShmemNotImplementedError(f"pyshmem.perftest {opts.test} --api device is not built yet; device tests: "
                                        f"{', '.join(_P2P + _COLL)}")
+    if opts.test == "reduction":
+        return _reduction(opts, sizes)
     env = _Env(opts, max(sizes))
     if opts.test in ("atomic_latency", "atomic_bw"):
         return _atomic(opts, env)

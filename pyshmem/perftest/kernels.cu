@@ -6,6 +6,8 @@
 // bandwidth loops), written by thread 0.
 #include <pyshmem/device.cuh>
 
+#include <cuda/std/complex>
+
 #if !defined(__CUDA_ARCH__)
 #include <string.h>
 #include <time.h>
@@ -258,3 +260,18 @@ extern "C" __global__ void pt_copy(char* dst, const char* src, unsigned long lon
   }
 #endif
 }
+
+// `perftest reduction --api device -o OP -d TYPE`: pt_reduce_<op>_reduce_<type>, the
+// loop of pt_collective around <op>_reduce_block on elements of TYPE. device.py appends
+// one PT_REDUCE line for the (op, type) a run needs (as pyshmem/kernels/coll.cu is
+// built), so a run compiles one reduction, not seventy.
+#define PT_REDUCE(FN, NAME, T)                                                                                  \
+  extern "C" __global__ void pt_reduce_##FN##_##NAME(T* dst, const T* src, unsigned long long nelems, int warmup, \
+                                                     int iters, double* out_ns) {                               \
+    for (int i = 0; i < warmup + iters; ++i) {                                                                  \
+      pyshmem::sync_all_block();                                                                                \
+      const unsigned long long t0 = now_ns();                                                                   \
+      pyshmem::FN##_block(PYSHMEM_TEAM_WORLD, dst, src, nelems);                                                \
+      if (leader() && i >= warmup) out_ns[i - warmup] = static_cast<double>(now_ns() - t0);                     \
+    }                                                                                                           \
+  }

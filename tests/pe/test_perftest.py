@@ -7,6 +7,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 
 from conftest import cpu_kernel_toolchain_missing, run_pes, ucx_unavailable
@@ -114,4 +115,29 @@ def test_gpu_section_runs_on_the_cpu_build(tmp_path):
     assert got == want and all(r["value"] > 0 for r in rows), rows
     bad = _perftest(2, "gpu", "--sizes", "8", "-n", "2", "-w", "0", "--inject-error")
     assert bad.returncode == 1 and "perftest gpu on PE 1: wrong data after put_latency 8 B" in bad.stdout + bad.stderr
-    assert _perftest(3, "gpu").returncode == 2
+    assert _perftest(3, "--gpu").returncode == 2  # the section also answers to --gpu
+
+
+@pytest.mark.skipif(cpu_kernel_toolchain_missing() is not None, reason=str(cpu_kernel_toolchain_missing()))
+@pytest.mark.parametrize("op, dtype", [("xor", "int8"), ("max", "float32"), ("prod", "complex64"), ("min", "uint16")])
+def test_device_reduction_every_op_and_type(op, dtype):
+    """reduction --api device builds the one (op, type) kernel it needs and checks the
+    result against NumPy's fold over the PEs in order."""
+    args = ("reduction", "--api", "device", "-o", op, "-d", dtype, "-b", "4", "-e", "4K", "-f", "32", "-n", "3",
+            "-w", "1")
+    proc = _perftest(3, *args, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = _rows(proc)
+    item = np.dtype(dtype).itemsize
+    assert [r["bytes"] for r in rows] == [max(4, item) // item * item, 128, 4096] and all(r["busbw_gbps"] > 0
+                                                                                           for r in rows), rows
+    bad = _perftest(3, *args, "--inject-error")
+    assert bad.returncode == 1 and f"{op}_reduce of {4 // item or 1} {dtype} differs from NumPy's" in bad.stderr, \
+        bad.stderr
+
+
+def test_device_reduction_rejects_undefined_ops():
+    for op, dtype, msg in (("and", "float32", "-o and is not defined for float32"),
+                           ("sum", "bool", "-d bool is not a reduction type")):
+        proc = _perftest(2, "reduction", "--api", "device", "-o", op, "-d", dtype, "-n", "1")
+        assert proc.returncode == 2 and msg in proc.stderr, proc.stderr

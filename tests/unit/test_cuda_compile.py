@@ -81,7 +81,8 @@ def test_perftest_kernels_compile():
     """pyshmem/perftest/kernels.cu (perftest --api device, compare's device figures and the
     GPU section) builds with NVRTC for sm_90 with every kernel the Python side launches."""
     source = (REPO / "pyshmem" / "perftest" / "kernels.cu").read_text()
+    source += "PT_REDUCE(prod_reduce, complex64, cuda::std::complex<float>)\n"  # as device.py instantiates them
     cubin = bytes(pcuda.compile(source, arch="sm_90", output="cubin", name="perftest").code)
     for name in ("pt_latency", "pt_bandwidth", "pt_ping_pong", "pt_collective", "pt_atomic", "pt_signal_ping_pong",
-                 "pt_compare", "pt_copy"):
+                 "pt_compare", "pt_copy", "pt_reduce_prod_reduce_complex64"):
         assert name.encode() + b"\0" in cubin, name
