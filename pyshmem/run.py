@@ -91,9 +91,11 @@ _CONTRACT_VARS = (
     "PYSHMEM_LAUNCHER",
 )
 _TERM_GRACE_S = 1.0     # PE failure / timeout: SIGTERM, then SIGKILL after this
+_DUMP_S = 1.0           # --timeout: time the PEs get to print their Python stacks
 _SIGNAL_GRACE_S = 2.0   # forwarded SIGINT/SIGTERM: SIGKILL after this
 _MAX_WAIT_S = 0.5       # safety net even with SIGCHLD wake-ups
 _DRAIN_S = 3.0          # max wait for tagged output after all PEs exited
+_HANG_EXIT = 124        # a PE's exit status when PYSHMEM_TIMEOUT stopped the job (core/hang.h)
 _OUTPUT_LOCK = threading.Lock()
 
 
@@ -113,6 +115,9 @@ def _describe_exit(pe: int, returncode: int) -> str:
         except ValueError:
             name = f"signal {-returncode}"
         return f"PE {pe} was killed by signal {name} ({-returncode})"
+    if returncode == _HANG_EXIT:
+        return (f"PE {pe} exited with code {returncode}: a wait outlasted PYSHMEM_TIMEOUT "
+                "(the report above says who waits for what)")
     return f"PE {pe} exited with code {returncode}"
 
 
@@ -195,6 +200,15 @@ class _Job:
     def still_running(self) -> int:
         return sum(1 for k in self.live if self.procs[k].poll() is None)
 
+    def dump_stacks(self) -> None:
+        """SIGUSR1 to every live PE process itself (not its group: a compiler or other
+        child would die of it): pyshmem's faulthandler prints the PE's Python stack."""
+        for k in sorted(self.live):
+            try:
+                os.kill(self.procs[k].pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+
     def signal_all(self, sig: int, include_exited: bool = False) -> None:
         """Send ``sig`` to the process group of every live (or every) PE."""
         targets = range(len(self.procs)) if include_exited else sorted(self.live)
@@ -257,8 +271,13 @@ def _start(job: _Job, argv: list[str], env: dict[str, str], listener,
             _say(f"started PE {pe} (pid {proc.pid})")
 
 
-def _supervise(job: _Job, sigs: _Signals, timeout: float | None) -> int:
+def _supervise(job: _Job, sigs: _Signals, timeout: float | None, dump_on_timeout: bool = True,
+               can_dump: bool = True) -> int:
     """Wait for all PEs, ending the job on failure/timeout/signal.
+
+    On timeout every PE first prints its Python stack (SIGUSR1, when dump_on_timeout);
+    a SIGUSR1 to shmemrun asks for the same at any time. can_dump: the PEs are local
+    processes (a remote PE's ssh would die of SIGUSR1).
 
     Returns the job's exit code.
     """
@@ -273,8 +292,17 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None) -> int:
         stopping, kill_at = True, time.monotonic() + grace
         job.signal_all(sig)
 
+    dump_until = None    # timeouts: the PEs print their stacks until then, then end
+    hang_dump_at = None  # PYSHMEM_TIMEOUT: when to ask PEs still running for their stacks
+    now_s = time.monotonic
+
     while job.live:
         for signum in sigs.take():
+            if signum == signal.SIGUSR1:  # a request for stacks, not for an end
+                if can_dump:
+                    _say(f"SIGUSR1: every PE prints its Python stack")
+                    job.dump_stacks()
+                continue
             if signal_code is None:
                 signal_code = 128 + signum
             if stopping:  # second signal, or a signal while already ending
@@ -289,28 +317,47 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None) -> int:
                 continue
             job.live.discard(pe)
             msg = _describe_exit(pe, returncode)
-            if returncode != 0 and not stopping:
+            if returncode != 0 and not stopping and dump_until is None:
                 failure_code = _exit_status(returncode)
                 others = job.still_running()
-                if others:
+                if returncode == _HANG_EXIT and others and can_dump:
+                    # PYSHMEM_TIMEOUT: PEs waiting in pyshmem exit by themselves (printing
+                    # their stacks); the others are asked for theirs before the end.
+                    msg += (f"; the other {others} PE{'s' * (others != 1)} print{'' if others != 1 else 's'} "
+                            "their Python stacks, then end")
+                    hang_dump_at, dump_until = now_s() + _DUMP_S / 2, now_s() + _DUMP_S
+                elif others:
                     msg += f"; ending the other {others} PE{'s' * (others != 1)}"
                 _say(msg)
-                stop(signal.SIGTERM, _TERM_GRACE_S)
+                if dump_until is None:
+                    stop(signal.SIGTERM, _TERM_GRACE_S)
             elif job.verbose:
                 _say(msg)
         now = time.monotonic()
-        if deadline is not None and not stopping and now >= deadline and job.live:
+        if deadline is not None and not stopping and dump_until is None and now >= deadline and job.live:
             failure_code = 124
-            _say(f"timeout after {timeout:g} s; ending {len(job.live)} "
-                 f"PE{'s' * (len(job.live) != 1)}")
+            if dump_on_timeout and can_dump:
+                _say(f"timeout after {timeout:g} s; every PE prints its Python stack, then "
+                     f"{len(job.live)} PE{'s' * (len(job.live) != 1)} end")
+                job.dump_stacks()
+                dump_until = now + _DUMP_S
+            else:
+                _say(f"timeout after {timeout:g} s; ending {len(job.live)} "
+                     f"PE{'s' * (len(job.live) != 1)}")
+                stop(signal.SIGTERM, _TERM_GRACE_S)
+        if hang_dump_at is not None and now >= hang_dump_at:
+            hang_dump_at = None
+            job.dump_stacks()
+        if dump_until is not None and not stopping and now >= dump_until and job.live:
             stop(signal.SIGTERM, _TERM_GRACE_S)
         if kill_at is not None and now >= kill_at:
             job.signal_all(signal.SIGKILL)
             kill_at = None
         if job.live:
             wake = [_MAX_WAIT_S]
-            wake += [t - now for t in (kill_at, None if stopping else deadline)
-                     if t is not None]
+            wake += [t - now for t in (kill_at, None if stopping else deadline,
+                                       None if stopping else dump_until, hang_dump_at)
+                     if t is not None and t > now]
             sigs.wait(min(wake))
     if stopping:  # also end leftovers in groups of PEs that had exited
         job.signal_all(signal.SIGKILL, include_exited=True)
@@ -320,7 +367,8 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None) -> int:
 
 
 def launch(argv_list, npes, *, tag_output=False, timeout=None,
-           bind="127.0.0.1", env=None, verbose=False, hosts=None, rsh=None) -> int:
+           bind="127.0.0.1", env=None, verbose=False, hosts=None, rsh=None,
+           dump_on_timeout=True) -> int:
     """Run ``npes`` copies of a program as one pyshmem job and wait for it.
 
     Args:
@@ -333,6 +381,8 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
             buffer piped stdout; pass ``PYTHONUNBUFFERED=1`` in ``env`` for
             live tagged output.
         timeout: seconds after which all PEs are ended (exit code 124).
+        dump_on_timeout: on timeout, every PE first prints its Python stack
+            (faulthandler on SIGUSR1), local PEs only.
         bind: IPv4 address for the bootstrap listening socket.
         env: extra environment variables for every PE.
         verbose: print progress messages on stderr.
@@ -388,7 +438,7 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
                     thread.start()
                     readers.append(thread)
         try:
-            code = _supervise(job, sigs, timeout)
+            code = _supervise(job, sigs, timeout, dump_on_timeout, can_dump=hosts is None)
         except BaseException:  # never leave PEs behind on an internal error
             job.signal_all(signal.SIGKILL, include_exited=True)
             raise
@@ -420,7 +470,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tag-output", action="store_true",
                         help="prefix every output line with '[pe K] '")
     parser.add_argument("--timeout", type=_positive(float), metavar="S",
-                        help="end the job after S seconds (exit code 124)")
+                        help="end the job after S seconds (exit code 124), printing every PE's "
+                             "Python stack first")
+    parser.add_argument("--dump-on-timeout", action=argparse.BooleanOptionalAction, default=True,
+                        help="print every PE's Python stack before --timeout ends them (default: yes); "
+                             "a SIGUSR1 to shmemrun prints them at any time")
     parser.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
                         help="IPv4 address of the bootstrap socket")
     parser.add_argument("--hosts", metavar="H1:N1,H2:N2",
@@ -474,7 +528,8 @@ def main(argv=None) -> int:
             npes = sum(n for _, n in run_hosts.parse_hosts(args.hosts)) if args.hosts else 1
         return launch([args.prog] + args.args, npes,
                       tag_output=args.tag_output, timeout=args.timeout,
-                      bind=args.bind, env=env, verbose=args.verbose, hosts=args.hosts, rsh=args.rsh)
+                      bind=args.bind, env=env, verbose=args.verbose, hosts=args.hosts, rsh=args.rsh,
+                      dump_on_timeout=args.dump_on_timeout)
     except ValueError as exc:
         _say(f"error: {exc}")
         return 2

@@ -1,5 +1,6 @@
-"""Signal handling of the shmemrun supervisor (pyshmem/run.py): SIGINT/SIGTERM are
-queued for forwarding to the PEs, and SIGCHLD wakes the supervisor's wait."""
+"""Signal handling of the shmemrun supervisor (pyshmem/run.py): SIGINT/SIGTERM (end the
+job) and SIGUSR1 (dump every PE's Python stack) are queued for forwarding to the PEs,
+and SIGCHLD wakes the supervisor's wait."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ _POLL_S = 0.02  # poll interval when SIGCHLD wake-ups are unavailable (as in run
 
 
 class Signals:
-    """Queue SIGINT/SIGTERM and wake the supervisor on SIGCHLD.
+    """Queue SIGINT/SIGTERM/SIGUSR1 and wake the supervisor on SIGCHLD.
 
     Signal handlers can only be installed from the main thread; elsewhere
     (e.g. ``launch`` called from a worker thread) this degrades to polling.
@@ -33,7 +34,7 @@ class Signals:
             os.set_blocking(self._wfd, False)
             self._saved_wakeup = signal.set_wakeup_fd(
                 self._wfd, warn_on_full_buffer=False)
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGCHLD):
                 self._saved[sig] = signal.signal(sig, self._handler)
         return self
 

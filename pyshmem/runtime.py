@@ -7,9 +7,12 @@ exit unless called before. A program started without ``shmemrun`` is a one-PE jo
 """
 
 import atexit
+import faulthandler
 import operator
 import os
+import signal
 import sys
+import threading
 
 from pyshmem._lib import lib
 from pyshmem.constants import THREAD, THREAD_MULTIPLE, MAJOR_VERSION, MINOR_VERSION, VENDOR_STRING
@@ -84,6 +87,7 @@ def init(mpi=None):
         lib.init()
     else:
         _init_from_mpi(mpi)
+    _install_stack_dump()
     if not _atexit_registered:
         global _original_exit
         atexit.register(_finalize_at_exit)
@@ -129,6 +133,19 @@ def _check_same_job(comm):
             f"pyshmem.init(mpi=...) on PE {lib.my_pe()}: the runtime already runs as PE {lib.my_pe()} of "
             f"{lib.n_pes()}, but this communicator has rank {comm.Get_rank()} of {comm.Get_size()}; "
             "call init(mpi=comm) before any other pyshmem call")
+
+
+def _install_stack_dump():
+    """Under shmemrun, SIGUSR1 prints this PE's Python stack (faulthandler, every thread):
+    shmemrun sends it before --timeout ends the job and when it gets a SIGUSR1 itself,
+    and a PE stopped by PYSHMEM_TIMEOUT raises it. A program's own SIGUSR1 handler wins."""
+    if os.environ.get("PYSHMEM_LAUNCHER") != "shmemrun":
+        return
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGUSR1) not in (signal.SIG_DFL, signal.SIG_IGN, None):
+        return
+    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
 
 
 def ensure_started(call):

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/hang.h"
+
 namespace pyshmem {
 
 // Called from slow wait paths every ~20 ms; throws to abandon the wait (the binding
@@ -70,6 +72,7 @@ class Backoff {
       return;
     }
     check_global_exit();
+    if (g_hang_timeout_ns && !t_proxy_thread) check_hang();
     if (iter_ <= spin_iters_ + kYields) {
       sched_yield();
       return;
@@ -100,10 +103,23 @@ class Backoff {
   }
 
  private:
+  // PYSHMEM_TIMEOUT: publishes what this thread waits for once it stops spinning, and
+  // hands a wait that outlasts the timeout to the report (core/hang.h).
+  void check_hang() {
+    const int64_t now = monotonic_ns();
+    if (!started_ns_) {
+      started_ns_ = now;
+      hang_publish_wait();
+    } else if (now - started_ns_ > g_hang_timeout_ns && g_hang_hook) {
+      g_hang_hook(now - started_ns_);
+    }
+  }
+
   static constexpr long long kYields = 64;
   static constexpr long long kInterruptPeriodNs = 20 * 1000 * 1000;
   long long spin_iters_, sleep_max_ns_;
   long long iter_ = 0, sleep_ns_ = 0, slept_ns_ = 0;
+  int64_t started_ns_ = 0;
   bool interruptible_ = true;
   bool progress_ = true;
 };

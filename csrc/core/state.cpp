@@ -1,5 +1,7 @@
 #include "core/state.h"
 
+#include <signal.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,6 +21,15 @@ volatile std::uint64_t* g_global_exit_word = nullptr;
 void global_exit_now(int status) {
   std::fflush(stdout);
   std::fflush(stderr);
+  if (status == kHangExitStatus) {
+    // PYSHMEM_TIMEOUT stopped the job: show where this PE's Python code is. pyshmem
+    // registers faulthandler on SIGUSR1 under shmemrun; never raise it without a handler.
+    struct sigaction old {};
+    if (sigaction(SIGUSR1, nullptr, &old) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+      raise(SIGUSR1);
+      std::fflush(stderr);
+    }
+  }
   std::_Exit(status);
 }
 

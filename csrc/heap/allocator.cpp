@@ -26,6 +26,7 @@ bool Allocator::allocate(size_t size, size_t align, size_t* offset_out) {
     size_t tail = start + len - (aligned + need);
     if (tail) free_[aligned + need] = tail;
     used_[aligned] = need;
+    serial_[aligned] = ++allocations_;
     free_bytes_ -= need;
     *offset_out = aligned;
     return true;
@@ -38,6 +39,7 @@ bool Allocator::release(size_t offset) {
   if (u == used_.end()) return false;
   size_t start = offset, len = u->second;
   used_.erase(u);
+  serial_.erase(offset);
   free_bytes_ += len;
   auto next = free_.lower_bound(start);
   if (next != free_.end() && start + len == next->first) {
@@ -60,13 +62,14 @@ size_t Allocator::size_of(size_t offset) const {
   return u == used_.end() ? 0 : u->second;
 }
 
-bool Allocator::find(size_t offset, size_t* start_out, size_t* size_out) const {
+bool Allocator::find(size_t offset, size_t* start_out, size_t* size_out, uint64_t* serial_out) const {
   auto it = used_.upper_bound(offset);
   if (it == used_.begin()) return false;
   --it;
   if (offset >= it->first + it->second) return false;
   *start_out = it->first;
   *size_out = it->second;
+  if (serial_out) *serial_out = serial_.at(it->first);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 
 namespace pyshmem {
@@ -29,7 +30,9 @@ class Allocator {
   size_t size_of(size_t offset) const;
 
   // Start of the live allocation that contains `offset`; false when none does.
-  bool find(size_t offset, size_t* start_out, size_t* size_out) const;
+  // serial_out (optional): the allocation's number, 1 for the job's first allocation;
+  // the same on every PE, since every PE runs the same sequence of allocations.
+  bool find(size_t offset, size_t* start_out, size_t* size_out, uint64_t* serial_out = nullptr) const;
 
   size_t bytes_free() const { return free_bytes_; }
   size_t largest_free() const;
@@ -41,6 +44,8 @@ class Allocator {
   size_t free_bytes_;
   std::map<size_t, size_t> free_;  // offset -> bytes, coalesced
   std::map<size_t, size_t> used_;  // offset -> bytes (rounded)
+  std::map<size_t, uint64_t> serial_;  // offset -> allocation number
+  uint64_t allocations_ = 0;
 };
 
 }  // namespace pyshmem

@@ -1,4 +1,5 @@
 // host/amo.cpp: atomic memory operations, routed through the PE's transport.
+#include "core/hang.h"
 #include "host/check.h"
 #include "transport/transport.h"
 
@@ -34,6 +35,7 @@ void atomic(int op, int dtype, void* dest, const void* value, const void* cond, 
   if (reinterpret_cast<uintptr_t>(dest) % elem)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "atomic target is not aligned to its element size");
   if (op == PYSHMEM_AMO_COMPARE_SWAP && !cond) fail(PYSHMEM_ERR_INVALID_ARG, call, "compare_swap needs a condition");
+  hang_note_op(PYSHMEM_OP_AMO, pe, dest, elem);
   s.route[pe]->amo(s, AmoArgs{op, dtype, dest, value, cond, fetch, pe});
 }
 

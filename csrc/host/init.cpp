@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "core/backoff.h"
+#include "host/hang_report.h"
 #include "cuda/gpu_heap.h"
 #include "heap/allocator.h"
 #include "heap/heap.h"
@@ -124,6 +125,7 @@ void init() {
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
+    hang_init(s);
     static const RingMemory pinned{gpu_pinned_alloc, gpu_pinned_free};  // for GPU kernels' ring
     proxy_start(s, &pinned);
     gpu_state_set_proxy(proxy_fifo(s, /*gpu=*/true));

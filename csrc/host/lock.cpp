@@ -40,6 +40,8 @@ void set_lock(int64_t* lock, const char* call) {
   s.route[kHome]->amo(s, AmoArgs{PYSHMEM_AMO_ADD, PYSHMEM_UINT64, lock, &kTicket, nullptr, &old, kHome});
   const uint32_t mine = static_cast<uint32_t>(old >> 32);
   if (static_cast<uint32_t>(old) == mine) return;
+  const WaitInfo info{call, lock, -1, -1, 0, kHome};  // waits for its ticket's turn
+  const WaitScope scope(info);
   Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
   try {
     while (static_cast<uint32_t>(fetch_word(s, lock)) != mine) backoff.pause();

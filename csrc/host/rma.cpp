@@ -1,6 +1,7 @@
 // host/rma.cpp: put/get, contiguous and strided, routed through the PE's transport.
 #include <cstring>
 
+#include "core/hang.h"
 #include "host/check.h"
 #include "transport/transport.h"
 
@@ -44,12 +45,14 @@ void copy_strided(char* dst, const char* src, ptrdiff_t tst, ptrdiff_t sst, size
 void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "target", dest, nbytes);
+  hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   if (nbytes) s.route[pe]->put(s, dest, src, nbytes, pe);
 }
 
 void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "target", dest, nbytes);
+  hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   if (!nbytes) return;
   const Transport* t = s.route[pe];
   (t->put_nbi ? t->put_nbi : t->put)(s, dest, src, nbytes, pe);
@@ -63,6 +66,7 @@ bool putmem_nbi_deferred(int pe) {
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "source", src, nbytes);
+  hang_note_op(PYSHMEM_OP_GET, pe, src, nbytes);
   if (nbytes) s.route[pe]->get(s, dest, src, nbytes, pe);
 }
 
@@ -75,6 +79,7 @@ static void strided(bool is_put, void* dest, const void* src, ptrdiff_t tst, ptr
   require_symmetric(call, is_put ? "target" : "source", remote, strided_extent(call, nelems, is_put ? tst : sst, elem));
   strided_extent(call, nelems, is_put ? sst : tst, elem);  // the local side must not overflow either
   if (!nelems) return;
+  hang_note_op(is_put ? PYSHMEM_OP_PUT : PYSHMEM_OP_GET, pe, remote, nelems * elem);
   const Transport* t = s.route[pe];
   if (t->caps & kCapLoadStore) {
     char* peer = static_cast<char*>(sym_ptr(remote, pe, call));

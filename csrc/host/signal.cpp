@@ -16,6 +16,8 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
   if (sig_op != PYSHMEM_SIGNAL_SET && sig_op != PYSHMEM_SIGNAL_ADD)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "signal operation (sigop) must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(sig_op) + ")");
+  hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
+  hang_note_op(PYSHMEM_OP_SIGNAL, pe, sig_addr, sizeof(uint64_t));
   const Transport* t = s.route[pe];
   if (nbytes) t->put(s, dest, src, nbytes, pe);
   t->fence(s);  // the data must be visible before the signal
@@ -37,6 +39,8 @@ uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value, const ch
   if (cmp < PYSHMEM_CMP_EQ || cmp > PYSHMEM_CMP_GE)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "cmp must be one of CMP_EQ/NE/GT/LE/LT/GE (got " + std::to_string(cmp) + ")");
   const State& s = state();
+  const WaitInfo info{call, sig_addr, PYSHMEM_UINT64, cmp, value, -1};
+  const WaitScope scope(info);
   Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
   for (;;) {
     uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);

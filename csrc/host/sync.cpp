@@ -12,7 +12,7 @@
 namespace pyshmem {
 namespace {
 
-void barrier_rounds(State& s) {
+void barrier_rounds(State& s, const char* call) {
   SysArea* mine = s.heap.sys(s.pe);
   const uint64_t epoch = ++mine->barrier_epoch;  // shared with the device API's barrier
   if (s.npes == 1) return;
@@ -25,6 +25,9 @@ void barrier_rounds(State& s) {
                                 nullptr, to});
     uint64_t* flag = &mine->barrier[round].value;
     if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) >= epoch) continue;
+    // The PE that signals this round is the one `dist` behind.
+    const WaitInfo info{call, flag, PYSHMEM_UINT64, PYSHMEM_CMP_GE, epoch, (s.pe - dist % s.npes + s.npes) % s.npes};
+    const WaitScope scope(info);
     Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
     while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
   }
@@ -42,6 +45,8 @@ void fence() {
 void quiet() {
   State& s = state();
   if (!s.initialized) require_init("quiet");
+  static const WaitInfo info{"quiet", nullptr, -1, -1, 0, -1};
+  const WaitScope scope(info);
   proxy_wait_executed(s, "quiet");  // this PE's device-API requests are part of "every operation"
   for (const Transport* const* t = kTransports; *t; ++t)
     if ((*t)->quiet) (*t)->quiet(s);
@@ -50,12 +55,12 @@ void quiet() {
 void barrier_all(const char* call) {
   require_init(call);
   quiet();
-  barrier_rounds(state());
+  barrier_rounds(state(), call);
 }
 
 void sync_all(const char* call) {
   require_init(call);
-  barrier_rounds(state());
+  barrier_rounds(state(), call);
 }
 
 }  // namespace pyshmem

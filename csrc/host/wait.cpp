@@ -52,6 +52,10 @@ bool test(const void* ivar, int dtype, int cmp, const void* value, const char* c
 
 void wait_until(const void* ivar, int dtype, int cmp, const void* value, const char* call) {
   if (test(ivar, dtype, cmp, value, call)) return;
+  uint64_t bits = 0;
+  std::memcpy(&bits, value, PYSHMEM_DTYPE_SIZE(dtype));
+  const WaitInfo info{call, ivar, dtype, cmp, bits, -1};
+  const WaitScope scope(info);
   const State& s = state();
   Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
   while (!compare(ivar, dtype, cmp, value)) backoff.pause();
@@ -108,6 +112,10 @@ size_t wait_vector(WaitMode mode, bool blocking, const void* ivars, size_t nelem
   require_symmetric(call, "ivars", ivars, nelems * elem);
   require_aligned(call, "ivars", ivars, elem);
   const State& s = state();
+  uint64_t bits = 0;  // reported: the first variable and its value
+  if (nelems && values) std::memcpy(&bits, values, elem);
+  const WaitInfo info{call, nelems ? ivars : nullptr, dtype, cmp, bits, -1};
+  const WaitScope scope(info);
   Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
   size_t result = 0;
   while (!scan_vector(mode, static_cast<const char*>(ivars), nelems, status, dtype, cmp,

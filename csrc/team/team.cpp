@@ -338,6 +338,9 @@ void team_sync(int team, const char* call) {
     uint64_t* counter = round_counter(s, index, round);  // symmetric among the members
     s.route[to]->amo(s, AmoArgs{PYSHMEM_AMO_ADD, PYSHMEM_UINT64, counter, &one, nullptr, nullptr, to});
     if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) >= epoch) continue;
+    const int from = team_world_pe(t, (t.my_index - dist % t.size + t.size) % t.size);  // signals this round
+    const WaitInfo info{call, counter, PYSHMEM_UINT64, PYSHMEM_CMP_GE, epoch, from};
+    const WaitScope scope(info);
     Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
     while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
   }

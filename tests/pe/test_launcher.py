@@ -342,7 +342,7 @@ def test_timeout_ends_job(tmp_path):
     elapsed = time.monotonic() - t0
     assert res.returncode == 124
     assert 0.9 < elapsed < 10
-    assert launcher_lines(res.stderr) == ["shmemrun: timeout after 1 s; ending 4 PEs"]
+    assert launcher_lines(res.stderr) == ["shmemrun: timeout after 1 s; every PE prints its Python stack, then 4 PEs end"]
     assert_all_gone(read_pids(tmp_path))
 
 

@@ -38,13 +38,44 @@ typedef struct pyshmem_sys_flag {
   uint64_t value;
   uint64_t pad[7];
 } pyshmem_sys_flag;
+/* PYSHMEM_TIMEOUT's records (csrc/core/hang.h), written by the owner and read by the
+ * PE that reports a hang: what the owner waits for (once a wait stops spinning) ... */
+typedef struct pyshmem_sys_wait {
+  uint64_t active;  /* 1 while the fields below describe a wait of the owner */
+  int64_t since_ns; /* CLOCK_MONOTONIC when it started */
+  uint64_t offset;  /* heap offset of the object waited on (UINT64_MAX: none) */
+  uint64_t value;   /* the comparison value (its bits) */
+  int32_t dtype;    /* pyshmem_dtype of the object, -1 when none */
+  int32_t cmp;      /* PYSHMEM_CMP_*, -1 when none */
+  int32_t peer;     /* the PE whose action would end the wait, -1 when unknown */
+  int32_t pad;
+  char call[32];    /* the API call, NUL-terminated */
+} pyshmem_sys_wait;
+/* ... and a ring of the last operations it issued (kept while PYSHMEM_TIMEOUT is set). */
+#define PYSHMEM_SYS_OP_RING 32
+#define PYSHMEM_OP_PUT 1
+#define PYSHMEM_OP_GET 2
+#define PYSHMEM_OP_AMO 3
+#define PYSHMEM_OP_SIGNAL 4
+typedef struct pyshmem_sys_op {
+  int64_t t_ns;    /* CLOCK_MONOTONIC when issued */
+  uint64_t offset; /* heap offset of the remote object on `pe` */
+  uint64_t bytes;
+  int32_t kind;    /* PYSHMEM_OP_* */
+  int32_t pe;      /* the target PE */
+} pyshmem_sys_op;
 typedef struct pyshmem_sys_area {
   uint64_t magic;         /* PYSHMEM_SYS_MAGIC */
   uint64_t pe;            /* owner PE */
   uint64_t barrier_epoch; /* barriers entered by the owner (host and device share it) */
   uint64_t global_exit;   /* status + 1 once any PE called global_exit (waits then exit) */
-  uint64_t pad0[4];
+  uint64_t hang_claim;    /* PE 0's copy: 1 + the PE that reports a PYSHMEM_TIMEOUT hang */
+  uint64_t pad0[3];
   pyshmem_sys_flag barrier[PYSHMEM_SYS_BARRIER_ROUNDS]; /* dissemination: arrivals per round */
+  pyshmem_sys_wait wait;
+  uint64_t op_count; /* operations recorded so far; the newest is ops[(op_count - 1) % RING] */
+  uint64_t pad1[7];
+  pyshmem_sys_op ops[PYSHMEM_SYS_OP_RING];
 } pyshmem_sys_area;
 
 typedef struct pyshmem_device_state {

@@ -1,0 +1,90 @@
+// core/hang.cpp: the records behind PYSHMEM_TIMEOUT's report (see core/hang.h).
+#include "core/hang.h"
+
+#include <time.h>
+
+#include <cstdio>
+
+#include "core/backoff.h"
+#include "core/state.h"
+
+namespace pyshmem {
+
+int64_t g_hang_timeout_ns = 0;
+bool g_record_ops = false;
+hang_hook_t g_hang_hook = nullptr;
+
+namespace {
+
+thread_local const WaitInfo* t_wait = nullptr;
+thread_local bool t_published = false;
+
+SysArea* my_sys() {
+  const State& s = state();
+  return s.pe >= 0 && s.heap.my_base ? s.heap.sys(s.pe) : nullptr;
+}
+
+}  // namespace
+
+int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t hang_heap_offset(const void* sym) {
+  const State& s = state();
+  const char* p = static_cast<const char*>(sym);
+  if (!p || !s.heap.my_base || p < s.heap.my_base || p >= s.heap.my_base + s.heap.size) return UINT64_MAX;
+  return static_cast<uint64_t>(p - s.heap.my_base);
+}
+
+WaitScope::WaitScope(const WaitInfo& info) : prev_(t_wait) { t_wait = &info; }
+
+WaitScope::~WaitScope() {
+  if (t_published) hang_clear_wait();
+  t_wait = prev_;
+}
+
+const WaitInfo* current_wait() { return t_wait; }
+
+bool hang_wait_published() { return t_published; }
+
+void hang_publish_wait() {
+  SysArea* a = my_sys();
+  if (!a || t_proxy_thread || t_published) return;
+  pyshmem_sys_wait w{};
+  w.since_ns = monotonic_ns();
+  w.offset = UINT64_MAX;
+  w.dtype = w.cmp = w.peer = -1;
+  std::snprintf(w.call, sizeof w.call, "%s", t_wait ? t_wait->call : "a pyshmem wait");
+  if (t_wait) {
+    w.offset = hang_heap_offset(t_wait->object);
+    w.dtype = t_wait->dtype;
+    w.cmp = t_wait->cmp;
+    w.value = t_wait->value;
+    w.peer = t_wait->peer;
+  }
+  a->wait = w;  // readers look at it only after `active` is set (release below)
+  __atomic_store_n(&a->wait.active, 1, __ATOMIC_RELEASE);
+  t_published = true;
+}
+
+void hang_clear_wait() {
+  if (SysArea* a = my_sys()) __atomic_store_n(&a->wait.active, 0, __ATOMIC_RELEASE);
+  t_published = false;
+}
+
+void hang_note_op_slow(int kind, int pe, const void* sym, size_t bytes) {
+  SysArea* a = my_sys();
+  if (!a) return;
+  const uint64_t k = __atomic_fetch_add(&a->op_count, 1, __ATOMIC_ACQ_REL);
+  pyshmem_sys_op& op = a->ops[k % PYSHMEM_SYS_OP_RING];
+  op.t_ns = monotonic_ns();
+  op.offset = hang_heap_offset(sym);
+  op.bytes = bytes;
+  op.kind = kind;
+  op.pe = pe;
+}
+
+}  // namespace pyshmem

@@ -1,0 +1,82 @@
+"""Hangs that explain themselves: PYSHMEM_TIMEOUT's report from every PE, shmemrun's
+stack dumps (--timeout, SIGUSR1), under the real launcher."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import REPO, run_pes, ucx_unavailable
+
+HANG = "hang_signal.py"
+
+
+def _report_checks(out, same_node=True):
+    assert out.count("pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE ") == 1, out  # one report per job
+    assert "PE 0: waits in pyshmem.signal_wait_until" in out, out
+    # the signal object: the job's second allocation, the condition and its value now
+    assert "on allocation #2 (64 bytes at heap offset" in out and "until it is >= 1; it holds 0" in out, out
+    assert "PE 1: waits in pyshmem.barrier_all" in out and "needs PE 0 to act" in out, out
+    # what the others last issued toward PE 0: the data, not the signal
+    assert "put of 32 bytes to PE 0 on allocation #1 (64 bytes at heap offset" in out, out
+    assert "PE 0: waits in pyshmem.signal_wait_until for 2." in out or not same_node
+    # every PE's Python stack, from faulthandler
+    assert f'{HANG}", line 16 in <module>' in out and f'{HANG}", line 19 in <module>' in out, out
+    assert "unreachable on PE" not in out
+
+
+def test_timeout_reports_who_waits_for_what():
+    t0 = time.monotonic()
+    proc = run_pes(HANG, 3, timeout=60, env={"PYSHMEM_TIMEOUT": "2"})
+    elapsed = time.monotonic() - t0
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 124, out
+    assert elapsed < 30, f"the job took {elapsed:.1f} s to end"
+    _report_checks(out)
+    assert "a wait outlasted PYSHMEM_TIMEOUT" in out
+
+
+@pytest.mark.skipif(ucx_unavailable() is not None, reason=str(ucx_unavailable()))
+def test_timeout_report_reads_remote_pes_over_ucx():
+    proc = run_pes(HANG, 3, timeout=90, env={"PYSHMEM_TIMEOUT": "2", "PYSHMEM_REMOTE_ONLY": "1"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 124, out
+    _report_checks(out, same_node=False)
+
+
+def test_waits_are_unbounded_without_the_variable_and_shmemrun_dumps_stacks_on_timeout():
+    proc = run_pes(HANG, 2, timeout=60, launcher_args=("--timeout", "4"))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 124, out
+    assert "PYSHMEM_TIMEOUT" not in out.replace("a wait outlasted PYSHMEM_TIMEOUT", "")
+    assert "timeout after 4 s; every PE prints its Python stack, then 2 PEs end" in out, out
+    assert f'{HANG}", line 16 in <module>' in out and f'{HANG}", line 19 in <module>' in out
+    quiet = run_pes(HANG, 2, timeout=60, launcher_args=("--timeout", "3", "--no-dump-on-timeout"))
+    assert quiet.returncode == 124 and "most recent call first" not in quiet.stdout + quiet.stderr
+
+
+def test_sigusr1_to_shmemrun_dumps_every_stack_and_the_job_goes_on():
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="64M")
+    prog = ("import time, pyshmem as shmem\n"
+            "shmem.barrier_all()\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(3)\n"
+            "shmem.barrier_all()\n"
+            "print('done', shmem.my_pe(), flush=True)\n")
+    launcher = subprocess.Popen([sys.executable, "-m", "pyshmem.run", "-n", "2", "--tag-output", "--timeout", "60",
+                                 sys.executable, "-c", prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env, cwd=str(REPO))
+    try:
+        first = launcher.stdout.readline()
+        assert "ready" in first, first
+        launcher.send_signal(signal.SIGUSR1)
+        out, err = launcher.communicate(timeout=60)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 0, out + err
+    assert "done 0" in out and "done 1" in out
+    assert "SIGUSR1: every PE prints its Python stack" in err
+    assert err.count("(most recent call first)") >= 2 and 'File "<string>", line 4 in <module>' in err, err
