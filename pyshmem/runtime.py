@@ -48,6 +48,8 @@ def _finalize_at_exit():
     # After an uncaught exception or sys.exit(nonzero) this PE is failing: a collective
     # finalize could wait forever for PEs that wait for this one. Exit without it (the
     # OS releases the heap; the launcher sees the failure and ends the other PEs).
+    if _abnormal_exit and lib.initialized():
+        lib.trace_flush()  # PYSHMEM_TRACE: the timeline up to the failure
     if _abnormal_exit or not lib.initialized():
         return
     try:

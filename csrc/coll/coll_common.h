@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/state.h"
+#include "core/trace.h"
 #include "pyshmem/team.h"
 #include "pyshmem/types.h"
 
@@ -63,6 +64,7 @@ class CollCall {
   const pyshmem_team_desc* t_;
   std::string error_;
   pyshmem_status status_ = PYSHMEM_ERR_MISMATCH;
+  TraceSpan trace_;  // PYSHMEM_TRACE: the whole collective is one event (bytes: this PE's share)
 };
 
 // Argument checks (return "" or a message): symmetric range, overlap.

@@ -12,7 +12,7 @@
 namespace pyshmem {
 
 CollCall::CollCall(int team, const char* call)
-    : s_(state()), team_(team), call_(call), t_(&team_member_desc(team, call)) {}
+    : s_(state()), team_(team), call_(call), t_(&team_member_desc(team, call)), trace_(kTraceColl, call, -1, 0) {}
 
 const char* CollCall::direct(const void* sym, int i) const {
   const int pe = world(i);
@@ -29,6 +29,7 @@ CollHeader CollCall::header_of(int i) {
 
 bool CollCall::begin(CollHeader h, const std::string& local_error, bool compare_nbytes) {
   h.bad = local_error.empty() ? 0 : 1;
+  trace_.set_bytes(h.nbytes);
   if (!local_error.empty()) set_error(PYSHMEM_ERR_INVALID_ARG, local_error);
   std::memcpy(team_publish(team_), &h, sizeof h);
   team_sync(team_, call_);

@@ -7,6 +7,7 @@
 
 #include "core/backoff.h"
 #include "core/state.h"
+#include "core/trace.h"
 
 namespace pyshmem {
 
@@ -39,10 +40,14 @@ uint64_t hang_heap_offset(const void* sym) {
   return static_cast<uint64_t>(p - s.heap.my_base);
 }
 
-WaitScope::WaitScope(const WaitInfo& info) : prev_(t_wait) { t_wait = &info; }
+WaitScope::WaitScope(const WaitInfo& info) : prev_(t_wait) {
+  t_wait = &info;
+  if (g_trace_on) trace_t0_ = monotonic_ns();
+}
 
 WaitScope::~WaitScope() {
   if (t_published) hang_clear_wait();
+  if (trace_t0_) trace_record(kTraceWait, t_wait->call, t_wait->peer, 0, trace_t0_, monotonic_ns());
   t_wait = prev_;
 }
 

@@ -61,6 +61,7 @@ class WaitScope {
 
  private:
   const WaitInfo* prev_;
+  int64_t trace_t0_ = 0;  // PYSHMEM_TRACE: the wait is one event
 };
 
 // The wait of the calling thread (null outside any WaitScope).

@@ -8,6 +8,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/backoff.h"
 #include "core/error.h"
+#include "core/trace.h"
 #include "heap/allocator.h"
 
 namespace pyshmem {
@@ -19,6 +20,7 @@ thread_local bool t_proxy_thread = false;
 volatile std::uint64_t* g_global_exit_word = nullptr;
 
 void global_exit_now(int status) {
+  trace_flush();
   std::fflush(stdout);
   std::fflush(stderr);
   if (status == kHangExitStatus) {

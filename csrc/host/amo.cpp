@@ -1,5 +1,6 @@
 // host/amo.cpp: atomic memory operations, routed through the PE's transport.
 #include "core/hang.h"
+#include "core/trace.h"
 #include "host/check.h"
 #include "transport/transport.h"
 
@@ -36,6 +37,7 @@ void atomic(int op, int dtype, void* dest, const void* value, const void* cond, 
     fail(PYSHMEM_ERR_INVALID_ARG, call, "atomic target is not aligned to its element size");
   if (op == PYSHMEM_AMO_COMPARE_SWAP && !cond) fail(PYSHMEM_ERR_INVALID_ARG, call, "compare_swap needs a condition");
   hang_note_op(PYSHMEM_OP_AMO, pe, dest, elem);
+  const TraceSpan span(kTraceAmo, call, pe, elem);
   s.route[pe]->amo(s, AmoArgs{op, dtype, dest, value, cond, fetch, pe});
 }
 

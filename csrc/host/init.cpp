@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "core/backoff.h"
+#include "core/trace.h"
 #include "host/hang_report.h"
 #include "cuda/gpu_heap.h"
 #include "heap/allocator.h"
@@ -126,6 +127,7 @@ void init() {
     s.initialized = true;
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
     hang_init(s);
+    trace_init(s);
     static const RingMemory pinned{gpu_pinned_alloc, gpu_pinned_free};  // for GPU kernels' ring
     proxy_start(s, &pinned);
     gpu_state_set_proxy(proxy_fifo(s, /*gpu=*/true));
@@ -146,6 +148,7 @@ void finalize() {
   gpu_state_set_proxy(nullptr);
   proxy_stop(s);            // requests device code queued are complete before the barrier
   barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
+  trace_flush();
   gpu_heap_retire(s);
   transport_teardown_all(s);
   s.initialized = false;

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "core/hang.h"
+#include "core/trace.h"
 #include "host/check.h"
 #include "transport/transport.h"
 
@@ -46,6 +47,7 @@ void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "target", dest, nbytes);
   hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
+  const TraceSpan span(kTraceRma, call, pe, nbytes);
   if (nbytes) s.route[pe]->put(s, dest, src, nbytes, pe);
 }
 
@@ -53,6 +55,7 @@ void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* 
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "target", dest, nbytes);
   hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
+  const TraceSpan span(kTraceRma, call, pe, nbytes);
   if (!nbytes) return;
   const Transport* t = s.route[pe];
   (t->put_nbi ? t->put_nbi : t->put)(s, dest, src, nbytes, pe);
@@ -67,6 +70,7 @@ void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
   State& s = rma_prologue(call, pe);
   require_symmetric(call, "source", src, nbytes);
   hang_note_op(PYSHMEM_OP_GET, pe, src, nbytes);
+  const TraceSpan span(kTraceRma, call, pe, nbytes);
   if (nbytes) s.route[pe]->get(s, dest, src, nbytes, pe);
 }
 
@@ -80,6 +84,7 @@ static void strided(bool is_put, void* dest, const void* src, ptrdiff_t tst, ptr
   strided_extent(call, nelems, is_put ? sst : tst, elem);  // the local side must not overflow either
   if (!nelems) return;
   hang_note_op(is_put ? PYSHMEM_OP_PUT : PYSHMEM_OP_GET, pe, remote, nelems * elem);
+  const TraceSpan span(kTraceRma, call, pe, nelems * elem);
   const Transport* t = s.route[pe];
   if (t->caps & kCapLoadStore) {
     char* peer = static_cast<char*>(sym_ptr(remote, pe, call));

@@ -2,6 +2,7 @@
 #include <atomic>
 
 #include "core/backoff.h"
+#include "core/trace.h"
 #include "host/check.h"
 #include "transport/transport.h"
 
@@ -18,6 +19,7 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
          "signal operation (sigop) must be SIGNAL_SET or SIGNAL_ADD (got " + std::to_string(sig_op) + ")");
   hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   hang_note_op(PYSHMEM_OP_SIGNAL, pe, sig_addr, sizeof(uint64_t));
+  const TraceSpan span(kTraceSignal, call, pe, nbytes);
   const Transport* t = s.route[pe];
   if (nbytes) t->put(s, dest, src, nbytes, pe);
   t->fence(s);  // the data must be visible before the signal

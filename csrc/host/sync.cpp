@@ -5,6 +5,7 @@
 // own round-k counter reaches the number of barriers it has entered. Counters only grow,
 // so nothing is reset between barriers; ceil(log2 n) rounds.
 #include "core/backoff.h"
+#include "core/trace.h"
 #include "host/check.h"
 #include "proxy/proxy.h"
 #include "transport/transport.h"
@@ -54,12 +55,14 @@ void quiet() {
 
 void barrier_all(const char* call) {
   require_init(call);
+  const TraceSpan span(kTraceColl, call, -1, 0);
   quiet();
   barrier_rounds(state(), call);
 }
 
 void sync_all(const char* call) {
   require_init(call);
+  const TraceSpan span(kTraceColl, call, -1, 0);
   barrier_rounds(state(), call);
 }
 

@@ -18,6 +18,7 @@
 #include "core/state.h"
 #include "proxy/fifo.h"
 #include "transport/transport.h"
+#include "core/trace.h"
 
 namespace pyshmem {
 namespace {
@@ -187,6 +188,7 @@ class Proxy {
     const int pe = pyshmem_fifo_header_pe(r[0].w1);
     const uint32_t arg = pyshmem_fifo_header_arg(r[0].w1);
     const uint64_t off = r[0].w0;
+    const TraceSpan span(kTraceProxy, kind_name(kind), pe, kind == PYSHMEM_REQ_PUT || kind == PYSHMEM_REQ_GET ? r[1].w1 : 0);
     switch (kind) {
       case PYSHMEM_REQ_PUT: {
         const uint64_t n = r[1].w1;

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "core/trace.h"
 #include "core/env.h"
 #include "core/state.h"
 #include "cuda/gpu_heap.h"
@@ -113,6 +114,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("my_pe", &my_pe);
   m.def("n_pes", &n_pes);
   m.def("global_exit", [](int status) { global_exit(status); });
+  // PYSHMEM_TRACE: a PE that ends without finalize (an uncaught exception) still writes its trace.
+  m.def("trace_flush", [] { trace_flush(); });
   m.def("describe", &describe);
   m.def("transports", &transport_describe);
   m.def("env_table", [] {

@@ -1,0 +1,201 @@
+"""``python -m pyshmem trace DIR``: the communication timeline of a PYSHMEM_TRACE run.
+
+Run a job with ``PYSHMEM_TRACE=DIR`` (an existing directory): every PE writes
+``DIR/trace-pe<k>.bin`` (csrc/core/trace.h) at finalize, at a global exit and on
+SIGTERM. This module merges them into
+
+- ``trace.json``: Chrome trace / Perfetto format (open in ui.perfetto.dev or
+  chrome://tracing): one process lane per PE (a track per thread: the PE's own and the
+  proxy's), every call, wait, collective and proxy operation a slice, coloured by kind,
+  with peer and bytes in its args; puts, gets, atomics and signals carry a flow arrow to
+  a marker on the target PE's lane;
+- ``timeline.png``: the same lanes drawn with matplotlib (when installed);
+- a summary printed as text: time in waits and collectives per PE, bytes per peer.
+
+Both files go into DIR unless ``-o`` names another directory.
+"""
+
+import argparse
+import json
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["load", "chrome_trace", "summary", "plot", "main"]
+
+KINDS = {1: "rma", 2: "atomic", 3: "signal", 4: "wait", 5: "collective", 6: "proxy"}
+_COLORS = {"rma": "#1f77b4", "atomic": "#9467bd", "signal": "#17becf", "wait": "#d62728",
+           "collective": "#2ca02c", "proxy": "#ff7f0e"}
+_HEADER = struct.Struct("<8sIiiIQQqQQ")
+_EVENT = np.dtype([("t0", "<i8"), ("t1", "<i8"), ("bytes", "<u8"), ("name", "<u4"), ("peer", "<i4"),
+                   ("kind", "<u2"), ("thread", "<u2"), ("pad", "<u4")])
+_NAME_BYTES = 48
+
+
+class TraceError(ValueError):
+    """The directory holds no trace, or a file is not one."""
+
+
+def _read(path):
+    data = path.read_bytes()
+    if len(data) < _HEADER.size:
+        raise TraceError(f"{path}: {len(data)} bytes, not a pyshmem trace (a PE still running, or killed?)")
+    magic, version, pe, npes, names, count, capacity, t_sync, node, _ = _HEADER.unpack_from(data)
+    if magic != b"PYSHTRC1" or version != 1:
+        raise TraceError(f"{path}: not a pyshmem trace file (magic {magic!r}, version {version})")
+    off = _HEADER.size
+    table = [data[off + i * _NAME_BYTES: off + (i + 1) * _NAME_BYTES].split(b"\0")[0].decode(errors="replace")
+             for i in range(names)]
+    off += names * _NAME_BYTES
+    n = min(count, capacity)
+    events = np.frombuffer(data, dtype=_EVENT, count=n, offset=off) if n else np.zeros(0, _EVENT)
+    return {"pe": pe, "npes": npes, "names": table, "events": events, "count": count, "capacity": capacity,
+            "t_sync": t_sync, "node": node}
+
+
+def load(directory):
+    """Reads every PE's trace file of a run.
+
+    Args:
+        directory: the PYSHMEM_TRACE directory.
+
+    Returns:
+        list[dict]: per PE (ascending): pe, npes, names, events (NumPy records with t0/t1
+        in ns on a clock shared by all PEs), count, capacity.
+
+    Raises:
+        TraceError: no trace files, or a file that is not one.
+    """
+    files = sorted(Path(directory).glob("trace-pe*.bin"), key=lambda p: int(p.stem[len("trace-pe"):]))
+    if not files:
+        raise TraceError(f"{directory}: no trace-pe<k>.bin files; run the job with PYSHMEM_TRACE={directory}")
+    pes = [_read(f) for f in files]
+    # PEs on PE 0's node share its CLOCK_MONOTONIC; others are aligned on init's barrier.
+    ref = pes[0]
+    for p in pes:
+        shift = 0 if p["node"] == ref["node"] else ref["t_sync"] - p["t_sync"]
+        if shift:
+            ev = p["events"].copy()
+            ev["t0"] += shift
+            ev["t1"] += shift
+            p["events"] = ev
+    return pes
+
+
+def _origin(pes):
+    starts = [int(p["events"]["t0"].min()) for p in pes if len(p["events"])]
+    return min(starts) if starts else 0
+
+
+def chrome_trace(pes):
+    """The Chrome-trace dict (``{"traceEvents": [...]}``) of loaded traces."""
+    t0 = _origin(pes)
+    out, flow = [], 0
+    for p in pes:
+        pe = p["pe"]
+        out.append({"ph": "M", "name": "process_name", "pid": pe, "args": {"name": f"PE {pe}"}})
+        out.append({"ph": "M", "name": "process_sort_index", "pid": pe, "args": {"sort_index": pe}})
+        for e in p["events"]:
+            kind = KINDS.get(int(e["kind"]), "other")
+            ts = (int(e["t0"]) - t0) / 1e3
+            ev = {"ph": "X", "name": p["names"][e["name"]] if e["name"] < len(p["names"]) else "?", "cat": kind,
+                  "pid": pe, "tid": int(e["thread"]), "ts": ts, "dur": max(0.0, (int(e["t1"]) - int(e["t0"])) / 1e3),
+                  "args": {"bytes": int(e["bytes"])}}
+            if int(e["peer"]) >= 0:
+                ev["args"]["peer"] = int(e["peer"])
+            out.append(ev)
+            if kind in ("rma", "atomic", "signal", "proxy") and 0 <= int(e["peer"]) != pe:
+                flow += 1
+                ev["args"]["flow"] = flow
+                # The arrow: from this slice to a marker on the target PE's lane.
+                out.append({"ph": "s", "id": flow, "name": ev["name"], "cat": kind, "pid": pe,
+                            "tid": int(e["thread"]), "ts": ts})
+                out.append({"ph": "i", "s": "t", "name": f"{ev['name']} from PE {pe}", "cat": kind,
+                            "pid": int(e["peer"]), "tid": 0, "ts": ts,
+                            "args": {"from": pe, "bytes": int(e["bytes"]), "flow": flow}})
+                out.append({"ph": "f", "bp": "e", "id": flow, "name": ev["name"], "cat": kind,
+                            "pid": int(e["peer"]), "tid": 0, "ts": ts})
+    return {"traceEvents": out, "displayTimeUnit": "ns"}
+
+
+def summary(pes):
+    """Text: per PE its traced span, time in waits and collectives, and bytes per peer."""
+    lines = ["| PE | events (kept/recorded) | span (ms) | in waits (ms) | in collectives (ms) | bytes to each PE |",
+             "|---|---|---|---|---|---|"]
+    for p in pes:
+        ev = p["events"]
+        dur = (ev["t1"] - ev["t0"]).astype(np.float64) / 1e6
+        span = (int(ev["t1"].max()) - int(ev["t0"].min())) / 1e6 if len(ev) else 0.0
+        moving = np.isin(ev["kind"], (1, 2, 3, 6)) & (ev["peer"] >= 0)
+        per_peer = {int(q): int(ev["bytes"][moving & (ev["peer"] == q)].sum()) for q in np.unique(ev["peer"][moving])}
+        lines.append(f"| {p['pe']} | {len(ev)}/{p['count']} | {span:.3f} | {dur[ev['kind'] == 4].sum():.3f} | "
+                     f"{dur[ev['kind'] == 5].sum():.3f} | "
+                     + (", ".join(f"PE {q}: {b}" for q, b in sorted(per_peer.items())) or "-") + " |")
+    dropped = [p["pe"] for p in pes if p["count"] > p["capacity"]]
+    if dropped:
+        lines.append(f"PEs {dropped} recorded more events than PYSHMEM_TRACE_EVENTS: only the newest are kept.")
+    return "\n".join(lines)
+
+
+def plot(pes, path):
+    """Draws the timeline PNG (one lane per PE, a row per thread); returns False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+    except ImportError:
+        return False
+    t0 = _origin(pes)
+    fig, ax = plt.subplots(figsize=(12, 1.0 + 0.8 * len(pes)))
+    for p in pes:
+        ev = p["events"]
+        threads = max(1, int(ev["thread"].max()) + 1) if len(ev) else 1
+        for kind in (5, 4, 6, 1, 2, 3):  # collectives behind the waits and transfers they contain
+            name = KINDS[kind]
+            for th in range(threads):
+                sel = ev[(ev["kind"] == kind) & (ev["thread"] == th)]
+                if not len(sel):
+                    continue
+                y = p["pe"] + th / threads * 0.8 - 0.4
+                bars = [((int(a) - t0) / 1e6, max((int(b) - int(a)) / 1e6, 1e-4)) for a, b in zip(sel["t0"], sel["t1"])]
+                ax.broken_barh(bars, (y, 0.8 / threads), facecolors=_COLORS[name], alpha=0.8)
+    ax.set_yticks([p["pe"] for p in pes], [f"PE {p['pe']}" for p in pes])
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in _COLORS.items()], loc="upper right", fontsize=8, ncol=6)
+    ax.set_title("pyshmem communication timeline")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main(argv=None):
+    """``python -m pyshmem trace DIR [-o OUT]``.
+
+    Returns:
+        int: 0; 2 when DIR holds no trace.
+    """
+    ap = argparse.ArgumentParser(prog="python -m pyshmem trace", description=__doc__.splitlines()[0])
+    ap.add_argument("directory", help="the PYSHMEM_TRACE directory of a finished run")
+    ap.add_argument("-o", "--out", help="directory for trace.json and timeline.png (default: DIR)")
+    a = ap.parse_args(argv)
+    try:
+        pes = load(a.directory)
+    except TraceError as exc:
+        print(f"pyshmem trace: {exc}", file=sys.stderr)
+        return 2
+    out = Path(a.out or a.directory)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "trace.json").write_text(json.dumps(chrome_trace(pes)))
+    print(f"wrote {out / 'trace.json'} (open it in ui.perfetto.dev or chrome://tracing)")
+    if plot(pes, out / "timeline.png"):
+        print(f"wrote {out / 'timeline.png'}")
+    else:
+        print("timeline.png skipped: matplotlib is not installed (pip install matplotlib)")
+    print(summary(pes))
+    return 0

@@ -1,0 +1,81 @@
+"""PYSHMEM_TRACE and `python -m pyshmem trace`: a traced 4-PE run gives a valid
+Chrome-trace JSON with every PE's lane and every put paired with a marker on its target
+PE, a PNG timeline, and a summary whose byte counts are exactly what the program sent."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import REPO, assert_ok, run_pes
+
+
+def _trace_cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "pyshmem", "trace", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=str(REPO))
+
+
+def test_traced_run_merges_into_a_chrome_trace_png_and_summary(tmp_path):
+    npes = 4
+    proc = run_pes("trace_ops.py", npes, env={"PYSHMEM_TRACE": str(tmp_path)})
+    assert_ok(proc, npes)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"trace-pe{k}.bin" for k in range(npes)]
+    out = tmp_path / "merged"
+    cli = _trace_cli(tmp_path, "-o", out)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    trace = json.loads((out / "trace.json").read_text())
+    events = trace["traceEvents"]
+    lanes = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert lanes == {k: f"PE {k}" for k in range(npes)}
+    slices = [e for e in events if e["ph"] == "X"]
+    for k in range(npes):
+        mine = [e for e in slices if e["pid"] == k]
+        names = {e["name"] for e in mine}
+        assert {"pyshmem.put", "pyshmem.atomic_add", "pyshmem.put_signal", "pyshmem.reduce",
+                "pyshmem.barrier_all"} <= names, (k, names)
+        assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in mine)
+        puts = [e for e in mine if e["name"] == "pyshmem.put"]
+        assert [(e["args"]["peer"], e["args"]["bytes"], e["cat"]) for e in puts] == [((k + 1) % npes, 32, "rma")]
+        # the put's pair: a marker on the target PE's lane naming this PE, with the same flow id
+        flow = puts[0]["args"]["flow"]
+        marks = [e for e in events if e["ph"] == "i" and e["args"].get("flow") == flow]
+        assert [(m["pid"], m["args"]["from"], m["args"]["bytes"]) for m in marks] == [((k + 1) % npes, k, 32)]
+        assert {e["ph"] for e in events if e.get("id") == flow} == {"s", "f"}
+        assert any(e["cat"] == "collective" and e["name"] == "pyshmem.reduce" and e["args"]["bytes"] == 128
+                   for e in mine)
+    assert (out / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # bytes per peer: 32 (put) + 64 (put_signal) to the right, 8 (atomic) to PE 0
+    assert "| 1 | " in cli.stdout and "PE 0: 8, PE 2: 96 |" in cli.stdout, cli.stdout
+    assert "PE 0: 104 |" in cli.stdout  # PE 3's right-hand neighbour is PE 0
+
+
+def test_a_pe_ended_by_the_launcher_still_writes_its_trace(tmp_path):
+    prog = tmp_path / "fail.py"
+    prog.write_text("import sys, numpy as np, pyshmem as shmem\n"
+                    "x = shmem.zeros(4, np.int64)\n"
+                    "shmem.barrier_all()\n"
+                    "if shmem.my_pe() == 1:\n"
+                    "    shmem.put(x, np.ones(4, np.int64), 0)\n"
+                    "    sys.exit(3)\n"
+                    "shmem.wait_until(x[:1], shmem.CMP.EQ, 7)  # never: the launcher ends PE 0 (SIGTERM)\n")
+    traces = tmp_path / "t"
+    traces.mkdir()
+    proc = run_pes(prog, 2, env={"PYSHMEM_TRACE": str(traces)})
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    cli = _trace_cli(traces)
+    assert cli.returncode == 0, cli.stderr
+    events = json.loads((traces / "trace.json").read_text())["traceEvents"]
+    assert any(e["ph"] == "X" and e["pid"] == 0 and e["name"] == "pyshmem.barrier_all" for e in events)
+    assert any(e["ph"] == "X" and e["pid"] == 1 and e["name"] == "pyshmem.put" for e in events)
+
+
+def test_trace_errors_say_what_to_do(tmp_path):
+    empty = _trace_cli(tmp_path)
+    assert empty.returncode == 2 and f"run the job with PYSHMEM_TRACE={tmp_path}" in empty.stderr
+    (tmp_path / "trace-pe0.bin").write_bytes(b"x" * 80)
+    bad = _trace_cli(tmp_path)
+    assert bad.returncode == 2 and "not a pyshmem trace file" in bad.stderr
+    missing = run_pes("trace_ops.py", 1, env={"PYSHMEM_TRACE": str(tmp_path / "nope")})
+    assert missing.returncode != 0
+    assert "create the directory first, or unset PYSHMEM_TRACE" in missing.stdout + missing.stderr
