@@ -30,3 +30,11 @@ __version__ = "0.1.0"
 # Submodules are imported for their names above; the module objects themselves are not
 # part of the API.
 del errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext pyshmem`` in IPython/Jupyter: the %shmem_start, %%shmem and %shmem_stop
+    magics of :mod:`pyshmem.notebook` (N PEs behind a notebook, on ipyparallel)."""
+    from pyshmem.notebook import load_ipython_extension as load
+
+    load(ipython)

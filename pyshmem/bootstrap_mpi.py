@@ -11,6 +11,7 @@ authenticated bootstrap. Any mpi4py intracommunicator works, including the resul
 import os
 import secrets
 import socket
+import sys
 
 __all__ = ["environment_from_comm"]
 
@@ -78,12 +79,18 @@ def environment_from_comm(comm):
         ImportError: mpi4py is not installed.
         OSError, ValueError: rank 0 could not open the rendezvous (raised on every rank).
     """
+    wrong = f"mpi= must be an mpi4py intracommunicator such as MPI.COMM_WORLD, not {type(comm).__name__}"
+    # A communicator can only exist once mpi4py.MPI was imported; importing it here for
+    # a wrong argument would start MPI (a singleton that leaves its segments in /dev/shm)
+    # just to reject it.
+    if "mpi4py.MPI" not in sys.modules:
+        raise TypeError(wrong)
     try:
         from mpi4py import MPI
     except ImportError as exc:
         raise ImportError("init(mpi=comm) needs mpi4py (pip install mpi4py, with an MPI library)") from exc
     if not isinstance(comm, MPI.Intracomm):
-        raise TypeError(f"mpi= must be an mpi4py intracommunicator such as MPI.COMM_WORLD, not {type(comm).__name__}")
+        raise TypeError(wrong)
     rank, size = comm.Get_rank(), comm.Get_size()
     env = {"PYSHMEM_PE": str(rank), "PYSHMEM_NPES": str(size), "PYSHMEM_LAUNCHER": "mpi4py"}
     if size == 1:

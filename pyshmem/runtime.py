@@ -147,7 +147,10 @@ def _install_stack_dump():
         return
     if signal.getsignal(signal.SIGUSR1) not in (signal.SIG_DFL, signal.SIG_IGN, None):
         return
-    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+    try:  # the process's real stderr (Jupyter and ipyparallel replace sys.stderr)
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True, chain=False)
+    except (AttributeError, OSError, ValueError):  # no usable stderr (io.UnsupportedOperation is an OSError)
+        pass
 
 
 def ensure_started(call):
