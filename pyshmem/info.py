@@ -23,12 +23,33 @@ def env_markdown():
     return "\n".join(lines) + "\n"
 
 
+# What optional parts need: name shown -> distribution.
+_OPTIONAL = (("numba-cuda", "numba-cuda"), ("numba", "numba"), ("cuda-core", "cuda-core"),
+             ("cuda-bindings", "cuda-bindings"), ("mpi4py", "mpi4py"), ("ipyparallel", "ipyparallel"),
+             ("matplotlib", "matplotlib"), ("shmem4py", "shmem4py"))
+
+
+def _versions():
+    """'name version' (or 'name: not installed') for the optional packages, without importing them."""
+    from importlib import metadata
+
+    out = []
+    for name, dist in _OPTIONAL:
+        try:
+            out.append(f"{name} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{name}: not installed")
+    return out
+
+
 def report():
     """Returns the human-readable environment report printed by ``info``."""
     import numpy
 
     out = [lib.describe().splitlines()[0]]
+    out.append(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}")
     out.append(f"python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}")
+    out.append("optional: " + ", ".join(_versions()))
     backend = next(r for r in lib.env_table() if r["name"] == "PYSHMEM_BACKEND")
     out.append(f"backend: PYSHMEM_BACKEND={backend['value'] if backend['is_set'] else backend['default']} "
                f"(host heap always; cuda adds a GPU heap)")
@@ -41,6 +62,9 @@ def report():
     except Exception as exc:  # report, don't fail: this is a diagnostic tool
         config_ok = f"ERROR: {exc}"
     out.append(f"environment: {config_ok}")
+    heap = next(r for r in lib.env_table() if r["name"] == "PYSHMEM_SYMMETRIC_SIZE")
+    out.append(f"symmetric heap: {heap['value'] if heap['is_set'] else heap['default']} per PE "
+               "(PYSHMEM_SYMMETRIC_SIZE; reserved lazily, backed where touched)")
     out.append("variables (* = set in this environment):")
     for row in lib.env_table():
         mark = "*" if row["is_set"] else " "

@@ -59,7 +59,7 @@ def ucx_unavailable():
     from pyshmem._lib import lib
 
     line = next(t for t in lib.transports().splitlines() if t.startswith("ucx"))
-    return None if line.endswith("available") else line
+    return None if line.startswith("ucx: available") else line
 
 
 def cpu_kernel_toolchain_missing():

@@ -67,7 +67,9 @@ std::string transport_describe() {
   for (const Transport* const* t = kTransports; *t; ++t) {
     std::string why;
     bool ok = (*t)->available(&why);
-    out += std::string(out.empty() ? "" : "\n") + (*t)->name + ": " + (ok ? "available" : why);
+    // An available transport may say more about itself (UCX: its version).
+    out += std::string(out.empty() ? "" : "\n") + (*t)->name + ": " +
+           (ok ? (why.empty() ? "available" : "available, " + why) : why);
   }
   return out;
 }

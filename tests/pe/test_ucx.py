@@ -77,3 +77,15 @@ def test_ucx_benchmark_runs_side_by_side_with_ucx_perftest(tmp_path):
                                           "ping-pong one-way vs ucx_perftest over cma (pyshmem's put protocol), us"]
     assert len(rows) == 8 and all(r[1] > 0 and r[2] > 0 for r in rows), rows
     assert "device p + quiet through the proxy" in proc.stdout
+
+
+def test_an_unusable_ucx_is_an_error_that_says_how_to_fix_it(tmp_path):
+    """A named libucp that cannot load, and a system UCX older than the API pyshmem was
+    built for (which UCX itself only warns about), are refused with the fix."""
+    prog = tmp_path / "init.py"
+    prog.write_text("import pyshmem\npyshmem.init()\nprint('OK')\n")
+    proc = run_pes(prog, 2, env={"PYSHMEM_REMOTE_ONLY": "1", "PYSHMEM_UCX_LIBRARY": "/nonexistent/libucp.so.0"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "OK" not in proc.stdout, out
+    assert "no transport reaches PE" in out and "cannot load /nonexistent/libucp.so.0" in out, out
+    assert "pip install libucx-cu13, or set PYSHMEM_UCX_LIBRARY" in out, out

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <mutex>
 
 namespace pyshmem {
@@ -31,6 +32,17 @@ bool try_load(const std::string& lib, std::string* err) {
   }
 #include "transport/ucx/ucp_functions.def"
 #undef PYSHMEM_UCP_FN
+  // An older libucp has the symbols but not the API pyshmem was built against (UCX
+  // itself only warns, then misbehaves): refuse it, so the next candidate is tried.
+  unsigned major = 0, minor = 0;
+  const char* version = u.ucp_get_version_string();
+  if (std::sscanf(version ? version : "", "%u.%u", &major, &minor) != 2 ||
+      (major << 16 | minor) < (UCP_API_MAJOR << 16 | UCP_API_MINOR)) {
+    *err = lib + " is UCX " + (version ? version : "of unknown version") + ", older than the " +
+           std::to_string(UCP_API_MAJOR) + "." + std::to_string(UCP_API_MINOR) + " pyshmem was built for";
+    ::dlclose(h);
+    return false;
+  }
   g_ucp = u;
   return true;
 }

@@ -148,6 +148,7 @@ Remote remote(const void* sym, int pe) {
 bool ucx_available(std::string* why) {
   const Config c = state().initialized ? state().config : config_from_env();
   g.u = ucx::ucp_load(c.UCX_LIBRARY, c.UCX_PREFER_SYSTEM, why);
+  if (g.u && why) *why = std::string("UCX ") + lib().ucp_get_version_string();  // for `pyshmem info`
   return g.u != nullptr;
 }
 
