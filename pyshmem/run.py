@@ -517,7 +517,8 @@ def main(argv=None) -> int:
             parser.error(f"-x {item!r}: expected NAME=VALUE")
         if not has_value:
             if name not in os.environ:
-                parser.error(f"-x {name}: not set in the launcher's environment")
+                parser.error(f"-x {name}: not set in the launcher's environment; export it first, "
+                             f"or write -x {name}=VALUE")
             value = os.environ[name]
         env[name] = value
     if args.sim:
@@ -534,10 +535,12 @@ def main(argv=None) -> int:
         _say(f"error: {exc}")
         return 2
     except (FileNotFoundError, PermissionError) as exc:  # shell conventions
-        _say(f"cannot start {args.prog!r}: {exc.strerror}")
+        fix = "check the path (or PATH)" if isinstance(exc, FileNotFoundError) else "check its execute permission"
+        _say(f"cannot start {args.prog!r}: {exc.strerror}; {fix}")
         return 127 if isinstance(exc, FileNotFoundError) else 126
     except OSError as exc:
-        _say(f"error: {exc}")
+        _say(f"error: {exc}; if it concerns the rendezvous socket, pass --bind with an IPv4 address of this "
+             "host (default 127.0.0.1)")
         return 1
 
 

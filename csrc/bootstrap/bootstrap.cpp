@@ -24,7 +24,9 @@ std::unique_ptr<Bootstrap> bootstrap_create(const Config& launcher_config) {
   if (config.PE < 0 || config.PE >= config.NPES)
     fail(PYSHMEM_ERR_INVALID_ARG, "init",
          "PYSHMEM_PE=" + std::to_string(config.PE) + " is outside 0.." + std::to_string(config.NPES - 1) +
-             " (PYSHMEM_NPES=" + std::to_string(config.NPES) + ")");
+             " (PYSHMEM_NPES=" + std::to_string(config.NPES) +
+             "); give every process a distinct PYSHMEM_PE in that range and the same PYSHMEM_NPES, or start "
+             "the PEs with shmemrun -n N");
   if (config.NPES == 1) return std::make_unique<SingleBootstrap>();
   return bootstrap_tcp_create(config);
 }

@@ -149,7 +149,9 @@ addrinfo* resolve(const std::string& addr, bool passive) {
   addrinfo* res = nullptr;
   int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0 || !res)
-    fail(PYSHMEM_ERR_BOOTSTRAP, "init", "cannot resolve PYSHMEM_BOOTSTRAP_ADDR='" + addr + "': " + gai_strerror(rc));
+    fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+         "cannot resolve PYSHMEM_BOOTSTRAP_ADDR='" + addr + "': " + gai_strerror(rc) +
+             "; use an IP address, or a host name every node can resolve");
   return res;
 }
 
@@ -244,7 +246,8 @@ class TcpBootstrap final : public Bootstrap {
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (fd < 0 || ::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, size_ + 16) != 0) {
       ::freeaddrinfo(res);
-      fail_errno("init", "PE 0 cannot listen on PYSHMEM_BOOTSTRAP_ADDR='" + c.BOOTSTRAP_ADDR + "'");
+      fail_errno("init", "PE 0 cannot listen on PYSHMEM_BOOTSTRAP_ADDR='" + c.BOOTSTRAP_ADDR +
+                             "' (its host must be an address of PE 0's machine and the port free; port 0 picks one)");
     }
     ::freeaddrinfo(res);
     return fd;
@@ -315,7 +318,8 @@ class TcpBootstrap final : public Bootstrap {
             cleanup();
             fail(PYSHMEM_ERR_BOOTSTRAP, "init",
                  std::string("a PE presenting the job secret was rejected: ") + why + " (PE " + std::to_string(h.pe) +
-                     " of " + std::to_string(h.npes) + ")");
+                     " of " + std::to_string(h.npes) +
+                     "); every PE needs the same PYSHMEM_NPES and its own PYSHMEM_PE (shmemrun sets both)");
           }
           continue;
         }

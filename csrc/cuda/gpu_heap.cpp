@@ -80,7 +80,8 @@ void pick_device(State& s) {
   g.device = s.config.CUDA_DEVICE >= 0 ? static_cast<int>(s.config.CUDA_DEVICE) : local_rank % count;
   if (g.device >= count)
     fail(PYSHMEM_ERR_INVALID_ARG, "init",
-         "PYSHMEM_CUDA_DEVICE=" + std::to_string(g.device) + " but this node has " + std::to_string(count) + " GPU(s)");
+         "PYSHMEM_CUDA_DEVICE=" + std::to_string(g.device) + " but this node has " + std::to_string(count) +
+             " GPU(s); set it to 0.." + std::to_string(count - 1) + ", or unset it so each PE of the node picks one");
   CUdevice dev = 0;
   PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGet, &dev, g.device);
   int vmm = 0, fd_handles = 0;

@@ -121,7 +121,10 @@ std::vector<int> fd_exchange(State& s, int fd, const std::string& token, const c
     ++received;
   }
   ::close(lfd);
-  if (received < nlocal - 1) fail(PYSHMEM_ERR_BOOTSTRAP, call, "timed out receiving heap segments from local PEs");
+  if (received < nlocal - 1)
+    fail(PYSHMEM_ERR_BOOTSTRAP, call,
+         "timed out receiving heap segments from local PEs: a PE on this node probably failed or stalled in "
+         "init; see its output (shmemrun --tag-output), and PYSHMEM_DEBUG=1 logs each step");
   s.boot->barrier();  // every local PE has its fds; the abstract names are gone
   return fds;
 }

@@ -46,7 +46,9 @@ void heap_create(State& s) {
   }
 
   if (s.npes > 0 && h.stride > (SIZE_MAX / 4) / static_cast<size_t>(s.npes))
-    fail(PYSHMEM_ERR_NOMEM, "init", "PYSHMEM_SYMMETRIC_SIZE x n_pes exceeds the address space");
+    fail(PYSHMEM_ERR_NOMEM, "init",
+         "PYSHMEM_SYMMETRIC_SIZE (" + std::to_string(s.config.SYMMETRIC_SIZE) + " bytes) x " + std::to_string(s.npes) +
+             " PEs exceeds the address space; lower PYSHMEM_SYMMETRIC_SIZE or run fewer PEs");
   h.reservation_len = h.stride * static_cast<size_t>(s.npes);
   void* r = ::mmap(nullptr, h.reservation_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (r == MAP_FAILED)

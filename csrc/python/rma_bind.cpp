@@ -163,7 +163,8 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  "size=" + std::to_string(size) + " elements exceeds the " +
                      (size > tmax ? "target (" + std::to_string(tmax) : "source (" + std::to_string(smax)) +
-                     " elements" + (strided ? " at this stride" : "") + ")"),
+                     " elements" + (strided ? " at this stride" : "") +
+                     "); pass a smaller size=, or leave it out to move as many as both hold"),
            nullptr;
   const Py_ssize_t ts = elem_stride(t), ss = elem_stride(s);
   if (!ts || !ss)

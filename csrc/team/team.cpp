@@ -213,7 +213,9 @@ const pyshmem_team_desc& team_desc(int team, const char* call) {
   require_init(call);
   const int index = index_of(team);
   if (index < 0) {
-    if (team == PYSHMEM_TEAM_INVALID) fail(PYSHMEM_ERR_INVALID_ARG, call, "the team is TEAM_INVALID");
+    if (team == PYSHMEM_TEAM_INVALID)
+      fail(PYSHMEM_ERR_INVALID_ARG, call,
+           "the team is TEAM_INVALID (a split returns it on the PEs it leaves out); skip the call on those PEs");
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "team handle " + std::to_string(team) + " is not a live team (destroyed, or never created on this PE)");
   }
@@ -222,7 +224,8 @@ const pyshmem_team_desc& team_desc(int team, const char* call) {
 
 const pyshmem_team_desc& team_member_desc(int team, const char* call) {
   const pyshmem_team_desc& d = team_desc(team, call);
-  if (d.my_index < 0) fail(PYSHMEM_ERR_INVALID_ARG, call, "this PE is not a member of the team");
+  if (d.my_index < 0)
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "this PE is not a member of the team; only its members may call this");
   return d;
 }
 
