@@ -117,10 +117,6 @@ def main(argv=None):
         if shmem.my_pe() == 0:
             print(f"perftest: {exc}", file=sys.stderr, flush=True)
         return 2
-    except NotImplementedError as exc:  # a test without a form for this --api yet
-        if shmem.my_pe() == 0:
-            print(f"perftest: {exc}", file=sys.stderr, flush=True)
-        return 2
     shmem.barrier_all()
     if shmem.my_pe() == 0:
         from pyshmem.perftest.report import render
