@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError, ValueOverflowError
+from pyshmem.runtime import where
 
 MAX_BLOCKS = 4096  # each block is an OS thread
 
@@ -28,8 +29,8 @@ MAX_BLOCKS = 4096  # each block is an OS thread
 def _compiler():
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
     if not cxx:
-        raise FileNotFoundError("pyshmem.cuda: no host C++ compiler found to build the kernel for the CPU "
-                                "(install g++ or set CXX)")
+        raise FileNotFoundError(f"{where('cuda.Module')}: no host C++ compiler found to build the kernel for the "
+                                "CPU build of the device API; install g++ (apt install g++) or set CXX")
     return cxx
 
 
@@ -82,7 +83,7 @@ def build(source, name, include_dirs, options):
                               timeout=600)
         if proc.returncode != 0:
             raise InvalidArgumentError(
-                f"pyshmem.cuda.Module: {name} does not compile for the CPU build of the device API "
+                f"{where('cuda.Module')}: {name} does not compile for the CPU build of the device API "
                 f"(host compiler {cxx}):\n{proc.stderr.strip().replace('<stdin>', name + '.cu')}")
         os.replace(tmp_out, out)  # atomic: PEs building the same source at once do not collide
     finally:
@@ -117,7 +118,7 @@ def c_arg(i, value):
     if isinstance(value, (ctypes._SimpleCData, ctypes._Pointer)) or value is None:
         return value
     if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
-        raise TypeError(f"pyshmem.cuda.launch: argument {i} is a GPU array, but this kernel runs on the CPU build "
+        raise ShmemTypeError(f"{where('cuda.launch')}: argument {i} is a GPU array, but this kernel runs on the CPU build "
                         f"(the heap is in host memory); pass NumPy arrays")
     if isinstance(value, (bool, np.bool_)):
         return ctypes.c_bool(bool(value))
@@ -129,21 +130,23 @@ def c_arg(i, value):
                  np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
         ctype = types.get(value.dtype)
         if ctype is None:
-            raise TypeError(f"pyshmem.cuda.launch: argument {i} has unsupported scalar type {value.dtype}")
+            raise ShmemTypeError(f"{where('cuda.launch')}: argument {i} has unsupported scalar type {value.dtype}; "
+                                 "pass int8..int64, uint8..uint64, float32, float64 or bool")
         return ctype(value.item())
     if isinstance(value, np.ndarray) or hasattr(value, "__array_interface__"):
         arr = value if isinstance(value, np.ndarray) else np.asarray(value)
         if not (arr.flags.c_contiguous or arr.size <= 1):
-            raise ValueError(f"pyshmem.cuda.launch: argument {i} is not C-contiguous; kernels index raw memory, "
+            raise InvalidArgumentError(f"{where('cuda.launch')}: argument {i} is not C-contiguous; kernels index raw memory, "
                              f"pass np.ascontiguousarray(...) or a contiguous slice")
         return ctypes.c_void_p(arr.__array_interface__["data"][0])
     if isinstance(value, int):
         if not -(2**63) <= value < 2**64:
-            raise OverflowError(f"pyshmem.cuda.launch: argument {i} ({value}) does not fit 64 bits")
+            raise ValueOverflowError(f"{where('cuda.launch')}: argument {i} ({value}) does not fit 64 bits; pass "
+                                     f"a NumPy scalar of the kernel parameter's type")
         return ctypes.c_int64(value) if value < 2**63 else ctypes.c_uint64(value)
     if isinstance(value, float):
         return ctypes.c_double(value)
-    raise TypeError(f"pyshmem.cuda.launch: argument {i} of type {type(value).__name__} cannot be passed to a "
+    raise ShmemTypeError(f"{where('cuda.launch')}: argument {i} of type {type(value).__name__} cannot be passed to a "
                     f"kernel; pass arrays, NumPy scalars (np.int32, np.float32, ...), int, float or ctypes values")
 
 

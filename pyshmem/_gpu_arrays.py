@@ -10,7 +10,8 @@ without a copy, and GPU kernels receive its device address.
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError
+from pyshmem.runtime import where
 
 
 class GpuArray:
@@ -71,7 +72,8 @@ class GpuArray:
         """Overwrites this PE's data with `array` (same number of bytes; synchronous)."""
         src = np.ascontiguousarray(array, dtype=self.dtype)
         if src.nbytes != self.nbytes:
-            raise ValueError(f"GpuArray.copy_from_host: {src.nbytes} bytes given for a {self.nbytes}-byte array")
+            raise InvalidArgumentError(f"{where('GpuArray.copy_from_host')}: {src.nbytes} bytes given for a "
+                                       f"{self.nbytes}-byte array; pass a host array of the same size")
         lib.gpu_put(self.ptr, src.ctypes.data, self.nbytes, lib.my_pe(), 0, "GpuArray.copy_from_host")
 
     def __repr__(self):
@@ -105,7 +107,7 @@ def _alloc(shape, dtype, clear, call):
 
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if any(int(n) < 0 for n in shape):
-        raise InvalidArgumentError(f"pyshmem.{call}: negative dimension in shape {shape}")
+        raise InvalidArgumentError(f"{where(call)}: negative dimension in shape {shape}")
     dtype = np.dtype(dtype)
     ensure_started(call)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -115,7 +117,7 @@ def _alloc(shape, dtype, clear, call):
 def free(array):
     """Collective: releases a GpuArray made by empty/zeros (not a view)."""
     if not isinstance(array, GpuArray) or array.base is not None:
-        raise InvalidArgumentError("pyshmem.cuda.free: pass the GpuArray returned by empty/zeros, not a view")
+        raise InvalidArgumentError(f"{where('cuda.free')}: pass the GpuArray returned by empty/zeros, not a view")
     lib.gpu_free(array.ptr, "pyshmem.cuda.free")
 
 
@@ -129,7 +131,7 @@ def _stream_handle(stream, call):
     for attr in ("cuda_stream", "ptr"):  # PyTorch, CuPy
         if hasattr(stream, attr):
             return int(getattr(stream, attr))
-    raise TypeError(f"pyshmem.{call}: stream must be None, a CUstream handle (int), or a CUDA stream object "
+    raise ShmemTypeError(f"{where(call)}: stream must be None, a CUstream handle (int), or a CUDA stream object "
                     f"(cuda.core, CuPy, PyTorch), not {type(stream).__name__}")
 
 
@@ -143,13 +145,13 @@ def _address(obj, call, role):
         shape = tuple(cai["shape"])
         strides = cai.get("strides")
         if strides is not None and 0 not in shape and tuple(strides) != _c_strides(shape, dt.itemsize):
-            raise ValueError(f"pyshmem.{call}: {role} is not C-contiguous")
+            raise InvalidArgumentError(f"{where(call)}: {role} is not C-contiguous; pass a contiguous array")
         return int(cai["data"][0]), int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     if isinstance(obj, np.ndarray):
         if not obj.flags.c_contiguous:
-            raise ValueError(f"pyshmem.{call}: {role} is not C-contiguous")
+            raise InvalidArgumentError(f"{where(call)}: {role} is not C-contiguous; pass np.ascontiguousarray(x)")
         return obj.ctypes.data, obj.nbytes
-    raise TypeError(f"pyshmem.{call}: {role} must be a GPU array (__cuda_array_interface__) or a NumPy array, "
+    raise ShmemTypeError(f"{where(call)}: {role} must be a GPU array (__cuda_array_interface__) or a NumPy array, "
                     f"not {type(obj).__name__}")
 
 
@@ -164,10 +166,11 @@ def _c_strides(shape, itemsize):
 def _operands(verb, sym_role, sym, local_role, local):
     """(symmetric address, local address, nbytes) of a put/get, checked."""
     if not isinstance(sym, GpuArray):
-        raise TypeError(f"pyshmem.cuda.{verb}: {sym_role} must be a symmetric GpuArray from pyshmem.cuda.empty/zeros")
+        raise ShmemTypeError(f"{where('cuda.' + verb)}: {sym_role} must be a symmetric GpuArray from pyshmem.cuda.empty/zeros")
     address, nbytes = _address(local, f"cuda.{verb}", local_role)
     if nbytes != sym.nbytes:
-        raise ValueError(f"pyshmem.cuda.{verb}: {local_role} has {nbytes} bytes, {sym_role} {sym.nbytes}")
+        raise InvalidArgumentError(f"{where('cuda.' + verb)}: {local_role} has {nbytes} bytes, {sym_role} {sym.nbytes}; "
+                                   "pass arrays of the same size")
     return sym.ptr, address, nbytes
 
 
@@ -225,24 +228,26 @@ def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
 
     if ctx is not None:
         if not isinstance(ctx, Ctx) or not ctx:
-            raise InvalidArgumentError(f"{call}: ctx must be None, CTX_DEFAULT or a live context, not {ctx!r}")
+            raise InvalidArgumentError(f"{where(call)}: ctx must be None, CTX_DEFAULT or a live context, not {ctx!r}")
         pe = ctx.get_team().translate_pe(int(pe)) if ctx.get_team()._handle != lib.TEAM_WORLD else pe
         if pe < 0:
-            raise InvalidArgumentError(f"{call}: pe is not a PE of the context's team")
+            raise InvalidArgumentError(f"{where(call)}: pe is not a PE of the context's team; pass a team-relative PE "
+                                       "number (0..team.n_pes()-1)")
     sym, local = (target, source) if kind == "put" else (source, target)
     sym_role, local_role = ("target", "source") if kind == "put" else ("source", "target")
     if not isinstance(sym, GpuArray):
-        raise TypeError(f"{call}: with GPU arrays, {sym_role} must be a symmetric GPU array from "
+        raise ShmemTypeError(f"{where(call)}: with GPU arrays, {sym_role} must be a symmetric GPU array from "
                         f"pyshmem.cuda.empty/zeros (got {type(sym).__name__})")
     if _dtype_of(local) != sym.dtype:
-        raise TypeError(f"{call}: target dtype {_dtype_of(target)} and source dtype {_dtype_of(source)} differ")
+        raise ShmemTypeError(f"{where(call)}: target dtype {_dtype_of(target)} and source dtype {_dtype_of(source)} "
+                             "differ; convert one with .astype()")
     short = call.replace("pyshmem.", "")
     address, nbytes = _address(local, short, local_role)
     item = sym.dtype.itemsize
     count = min(sym.size, nbytes // item) if size is None else int(size)
     if count < 0 or count > sym.size or count * item > nbytes:
-        raise InvalidArgumentError(f"{call}: size={count} elements exceeds the "
-                                   f"{sym_role if count > sym.size else local_role}")
+        raise InvalidArgumentError(f"{where(call)}: size={count} elements exceeds the "
+                                   f"{sym_role if count > sym.size else local_role}; pass size= at most the smaller array's length")
     if kind == "put":
         lib.gpu_put(sym.ptr, address, count * item, int(pe), _stream_handle(stream, short), call)
     else:

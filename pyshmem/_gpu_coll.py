@@ -19,6 +19,7 @@ import numpy as np
 
 from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, ShmemOSError, ShmemTypeError
+from pyshmem.runtime import where
 
 __all__ = ["collective"]
 
@@ -56,7 +57,7 @@ def _kernel(call, name, reduction=None):
             except ShmemOSError as exc:
                 _load_error = str(exc)
         if _load_error is not None:
-            raise ShmemOSError(f"{call} on PE {lib.my_pe()}: the kernel that runs the collective on the stream "
+            raise ShmemOSError(f"{where(call)}: the kernel that runs the collective on the stream "
                                f"(pyshmem/kernels/coll.cu) cannot be loaded: {_load_error}")
         return _modules[reduction].get_kernel(name)
 
@@ -65,7 +66,7 @@ def _gpu(call, role, x):
     from pyshmem._gpu_arrays import GpuArray
 
     if not isinstance(x, GpuArray):
-        raise ShmemTypeError(f"{call} on PE {lib.my_pe()}: with stream= or GPU arrays, {role} must be a symmetric "
+        raise ShmemTypeError(f"{where(call)}: with stream= or GPU arrays, {role} must be a symmetric "
                              f"GPU array (pyshmem.cuda.empty/zeros), not {type(x).__name__}")
     return x
 
@@ -75,10 +76,10 @@ def _team_handle(call, team):
         return lib.TEAM_WORLD
     handle = getattr(team, "_handle", None)
     if handle is None:
-        raise ShmemTypeError(f"{call}: team must be a pyshmem.Team or None, not {type(team).__name__}")
+        raise ShmemTypeError(f"{where(call)}: team must be a pyshmem.Team or None, not {type(team).__name__}")
     if lib.team_my_pe(handle) < 0:
         lib.team_check(handle, call)  # raises for invalid/destroyed teams
-        raise InvalidArgumentError(f"{call} on PE {lib.my_pe()}: this PE is not a member of the team")
+        raise InvalidArgumentError(f"{where(call)}: this PE is not a member of the team")
     return handle
 
 
@@ -110,38 +111,39 @@ def collective(call, kind, target, source, extra, size, team, stream):
         return None
     t, s = _gpu(call, "target", target), _gpu(call, "source", source)
     if t.dtype != s.dtype:
-        raise ShmemTypeError(f"{call}: target dtype {t.dtype} and source dtype {s.dtype} differ")
+        raise ShmemTypeError(f"{where(call)}: target dtype {t.dtype} and source dtype {s.dtype} differ")
     item = t.dtype.itemsize
     if kind == "broadcast":
         n = min(t.size, s.size) if size is None else int(size)
         if n < 0 or n > t.size or n > s.size:
-            raise InvalidArgumentError(f"{call}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
+            raise InvalidArgumentError(f"{where(call)}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
         root = int(extra)
         if not 0 <= root < npes:
-            raise InvalidArgumentError(f"{call}: root {root} is not a PE of the team (0..{npes - 1})")
+            raise InvalidArgumentError(f"{where(call)}: root {root} is not a PE of the team (0..{npes - 1}); "
+                                           "pass the root's team-relative PE number")
         launch(_kernel(call, "pyshmem_coll_broadcast"), 1, 256, np.int32(handle), t, s, np.uint64(n * item),
                np.int32(root), stream=sh)
     elif kind == "collect":
         # The members' counts meet only inside the kernel: it traps when they overflow target.
         n = s.size if size is None else int(size)
         if not 0 <= n <= s.size:
-            raise InvalidArgumentError(f"{call}: size={n} exceeds source ({s.size} elements)")
+            raise InvalidArgumentError(f"{where(call)}: size={n} exceeds source ({s.size} elements)")
         launch(_kernel(call, "pyshmem_coll_collect"), 1, 256, np.int32(handle), t, np.uint64(t.size * item), s,
                np.uint64(n * item), stream=sh)
     elif kind == "alltoalls":
         tst, sst = (1 if v is None else int(v) for v in (extra or (None, None)))
         if tst < 1 or sst < 1:
-            raise InvalidArgumentError(f"{call}: strides must be >= 1 (tst={tst}, sst={sst})")
+            raise InvalidArgumentError(f"{where(call)}: strides must be >= 1 (tst={tst}, sst={sst})")
         tcap, scap = -(-t.size // tst), -(-s.size // sst)  # elements reachable at each stride
         if size is None:
             if min(tcap, scap) % npes:
-                raise InvalidArgumentError(f"{call}: cannot infer size: {min(tcap, scap)} elements do not split "
+                raise InvalidArgumentError(f"{where(call)}: cannot infer size: {min(tcap, scap)} elements do not split "
                                            f"evenly over {npes} PEs; pass size=")
             n = min(tcap, scap) // npes
         else:
             n = int(size)
         if n < 0 or n * npes > min(tcap, scap):
-            raise InvalidArgumentError(f"{call}: size={n} per PE x {npes} PEs exceeds target ({tcap}) or source "
+            raise InvalidArgumentError(f"{where(call)}: size={n} per PE x {npes} PEs exceeds target ({tcap}) or source "
                                        f"({scap}) elements")
         launch(_kernel(call, "pyshmem_coll_alltoalls"), 1, 256, np.int32(handle), t, s, np.int64(tst), np.int64(sst),
                np.uint64(n), np.uint64(item), stream=sh)
@@ -152,27 +154,27 @@ def collective(call, kind, target, source, extra, size, team, stream):
         else:
             if size is None:
                 if min(t.size, s.size) % npes:
-                    raise InvalidArgumentError(f"{call}: cannot infer size: {min(t.size, s.size)} elements do not "
+                    raise InvalidArgumentError(f"{where(call)}: cannot infer size: {min(t.size, s.size)} elements do not "
                                                f"split evenly over {npes} PEs; pass size=")
                 n = min(t.size, s.size) // npes
             else:
                 n = int(size)
             ok = 0 <= n and n * npes <= min(t.size, s.size)
         if not ok:
-            raise InvalidArgumentError(f"{call}: size={n} per PE x {npes} PEs does not fit target ({t.size}) / "
+            raise InvalidArgumentError(f"{where(call)}: size={n} per PE x {npes} PEs does not fit target ({t.size}) / "
                                        f"source ({s.size}) elements")
         launch(_kernel(call, f"pyshmem_coll_{kind}"), 1, 256, np.int32(handle), t, s, np.uint64(n * item), stream=sh)
     elif kind == "reduce":
         op = str(extra if extra is not None else "sum").lower()
         if t.dtype not in _REDUCE_TYPES:
-            raise ShmemTypeError(f"{call}: reductions take int8..uint64, float32/64 and complex64/128, not {t.dtype}")
+            raise ShmemTypeError(f"{where(call)}: reductions take int8..uint64, float32/64 and complex64/128, not {t.dtype}")
         if op not in ("and", "or", "xor", "max", "min", "sum", "prod"):
-            raise InvalidArgumentError(f"{call}: unknown reduction op {op!r}; use OP.AND/OR/XOR/MAX/MIN/SUM/PROD")
+            raise InvalidArgumentError(f"{where(call)}: unknown reduction op {op!r}; use OP.AND/OR/XOR/MAX/MIN/SUM/PROD")
         if (op in ("and", "or", "xor") and t.dtype.kind not in "iu") or (op in ("max", "min") and t.dtype.kind == "c"):
-            raise ShmemTypeError(f"{call}: the '{op}' reduction is not defined for {t.dtype}")
+            raise ShmemTypeError(f"{where(call)}: the '{op}' reduction is not defined for {t.dtype}")
         n = min(t.size, s.size) if size is None else int(size)
         if n < 0 or n > t.size or n > s.size:
-            raise InvalidArgumentError(f"{call}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
+            raise InvalidArgumentError(f"{where(call)}: size={n} exceeds target ({t.size}) or source ({s.size}) elements")
         name = _REDUCE_TYPES[t.dtype][0]
         launch(_kernel(call, f"pyshmem_coll_{op}_reduce_{name}", (op, t.dtype)), 1, 256, np.int32(handle), t, s,
                np.uint64(n), stream=sh)

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from pyshmem._lib import lib
+from pyshmem.runtime import where
 
 __all__ = ["amo"]
 
@@ -39,7 +40,7 @@ def _host_amo_kernel():
     return _kernel
 
 
-def amo(op, dtype, address, value_bits, cond_bits, pe, fetching):
+def amo(op, dtype, address, value_bits, cond_bits, pe, fetching, call="pyshmem.atomic"):
     """Runs atomic `op` (a ``PYSHMEM_AMO_*`` code) on PE `pe`'s copy of the GPU word at `address`.
 
     Args:
@@ -48,6 +49,7 @@ def amo(op, dtype, address, value_bits, cond_bits, pe, fetching):
         value_bits, cond_bits: operands as zero-extended bit patterns.
         pe: target PE (checked by the caller).
         fetching: return the previous value.
+        call: the API call, for error messages ("pyshmem.atomic_add").
 
     Returns:
         int: the previous value's bits when `fetching`, else None.
@@ -66,9 +68,9 @@ def amo(op, dtype, address, value_bits, cond_bits, pe, fetching):
         try:
             kernel = _host_amo_kernel()
         except ShmemOSError as exc:
-            raise ShmemOSError(f"atomic on a GPU array on PE {lib.my_pe()}: the kernel that performs it (pyshmem/kernels/"
-                               f"host_amo.cu) cannot be loaded: {exc}") from None
-        cell = lib.gpu_host_cell("pyshmem.atomic")
+            raise ShmemOSError(f"{where(call)}: atomics on GPU arrays run a kernel (pyshmem/kernels/host_amo.cu) "
+                               f"that cannot be loaded: {exc}") from None
+        cell = lib.gpu_host_cell(call)
         launch(kernel, 1, 1, np.int32(op), np.int32(dtype), np.uint64(address), np.uint64(value_bits),
                np.uint64(cond_bits), np.int32(pe), np.int32(1 if fetching else 0), np.uint64(cell))
         return ctypes.c_uint64.from_address(cell).value if fetching else None

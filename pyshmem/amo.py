@@ -8,6 +8,7 @@ Targets are 1-element symmetric arrays (``a[i:i+1]`` or a 0-d array).
 from pyshmem._lib import lib
 from pyshmem.constants import AMO
 from pyshmem.errors import InvalidArgumentError
+from pyshmem.runtime import where
 
 atomic_fetch = lib.atomic_fetch
 atomic_set = lib.atomic_set
@@ -38,7 +39,7 @@ def _amo(op, call):
         return AMO(str(op).lower())
     except ValueError:
         raise InvalidArgumentError(
-            f"pyshmem.{call}: unknown op {op!r}; use one of " + ", ".join(f"AMO.{m.name}" for m in AMO)
+            f"{where(call)}: unknown op {op!r}; use one of " + ", ".join(f"AMO.{m.name}" for m in AMO)
         ) from None
 
 

@@ -13,7 +13,7 @@ and accepted.
 """
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import ensure_started, where
 
 _KIND_INVALID, _KIND_DEFAULT, _KIND_CREATED = 0, 1, 2
@@ -27,7 +27,7 @@ class Ctx:
     def __init__(self, ctx=None):
         """Copy a context (``Ctx(CTX_DEFAULT)``) or make an invalid one (``Ctx()``)."""
         if ctx is not None and not isinstance(ctx, Ctx):
-            raise TypeError(f"Ctx() takes a Ctx or None, not {type(ctx).__name__}")
+            raise ShmemTypeError(f"{where('Ctx')}: takes a Ctx or None, not {type(ctx).__name__}")
         self._kind = ctx._kind if ctx is not None else _KIND_INVALID
         self._team = ctx._team if ctx is not None else lib.TEAM_WORLD
         self._options = ctx._options if ctx is not None else 0
@@ -57,7 +57,8 @@ class Ctx:
         handle = lib.TEAM_WORLD if team is None else team._handle
         if lib.team_my_pe(handle) < 0:
             lib.team_check(handle, "pyshmem.Ctx.create")  # raises for invalid/destroyed teams
-            raise InvalidArgumentError(f"{where('Ctx.create')}: this PE is not a member of the team")
+            raise InvalidArgumentError(f"{where('Ctx.create')}: this PE is not a member of the team; only its members may "
+                                       "create contexts on it")
         c = Ctx()
         c._kind, c._team, c._options = _KIND_CREATED, handle, int(options)
         return c
@@ -78,7 +79,8 @@ class Ctx:
         from pyshmem.team import Team, TEAM_WORLD
 
         if self._kind == _KIND_INVALID:
-            raise InvalidArgumentError(f"{where('Ctx.get_team')}: the context is CTX_INVALID or destroyed")
+            raise InvalidArgumentError(f"{where('Ctx.get_team')}: the context is CTX_INVALID or destroyed; use a live "
+                                       "context (Ctx.create)")
         return TEAM_WORLD if self._team == lib.TEAM_WORLD else Team._from_handle(self._team)
 
     def fence(self):

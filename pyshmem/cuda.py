@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, zeros
-from pyshmem.errors import InvalidArgumentError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError
+from pyshmem.runtime import where
 
 _OUTPUTS = ("cubin", "ptx", "ltoir")
 
@@ -87,9 +88,9 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
         ImportError: ``cuda-core`` is not installed (``pip install 'pyshmem[cuda]'``).
     """
     if output not in _OUTPUTS:
-        raise InvalidArgumentError(f"pyshmem.cuda.compile: output must be one of {_OUTPUTS}, not {output!r}")
+        raise InvalidArgumentError(f"{where('cuda.compile')}: output must be one of {_OUTPUTS}, not {output!r}")
     if not (isinstance(arch, str) and arch.startswith("sm_") and arch[3:].isdigit()):
-        raise InvalidArgumentError(f"pyshmem.cuda.compile: arch must look like 'sm_90', not {arch!r}")
+        raise InvalidArgumentError(f"{where('cuda.compile')}: arch must look like 'sm_90', not {arch!r}")
     try:
         from cuda.core import Program, ProgramOptions
     except ImportError as exc:
@@ -105,7 +106,7 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
     except Exception as exc:
         if type(exc).__name__ != "NVRTCError":
             raise
-        raise InvalidArgumentError(f"pyshmem.cuda.compile: {name} does not compile for {arch}:\n{exc}") from None
+        raise InvalidArgumentError(f"{where('cuda.compile')}: {name} does not compile for {arch}:\n{exc}") from None
 
 
 def _dims(what, value, limit):
@@ -113,12 +114,12 @@ def _dims(what, value, limit):
     dims = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, (tuple, list)) else None
     if (not dims or len(dims) > 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1
                                              for d in dims)):
-        raise InvalidArgumentError(f"pyshmem.cuda.launch: {what} must be a positive int or a tuple of 1 to 3 "
+        raise InvalidArgumentError(f"{where('cuda.launch')}: {what} must be a positive int or a tuple of 1 to 3 "
                                    f"positive ints, not {value!r}")
     dims = dims + (1,) * (3 - len(dims))
     total = dims[0] * dims[1] * dims[2]
     if total > limit:
-        raise InvalidArgumentError(f"pyshmem.cuda.launch: {what} {value!r} has {total} entries; at most {limit} here")
+        raise InvalidArgumentError(f"{where('cuda.launch')}: {what} {value!r} has {total} entries; at most {limit} here")
     return dims
 
 
@@ -150,18 +151,18 @@ class Module:
         from pyshmem.runtime import ensure_started
 
         if not isinstance(source, str) or not source.strip():
-            raise InvalidArgumentError("pyshmem.cuda.Module: source must be a non-empty string of CUDA C++")
+            raise InvalidArgumentError(f"{where('cuda.Module')}: source must be a non-empty string of CUDA C++")
         if not name.replace("_", "").isalnum():
-            raise InvalidArgumentError(f"pyshmem.cuda.Module: name must be letters, digits and _, not {name!r}")
+            raise InvalidArgumentError(f"{where('cuda.Module')}: name must be letters, digits and _, not {name!r}")
         if target not in ("auto", "gpu", "cpu"):
-            raise InvalidArgumentError(f"pyshmem.cuda.Module: target must be 'auto', 'gpu' or 'cpu', not {target!r}")
+            raise InvalidArgumentError(f"{where('cuda.Module')}: target must be 'auto', 'gpu' or 'cpu', not {target!r}")
         if target != "cpu":
             ensure_started("cuda.Module")
         if target == "auto":
             target = "gpu" if lib.gpu_active() else "cpu"
         if target == "gpu" and not lib.gpu_active():
-            raise InvalidArgumentError(f"pyshmem.cuda.Module: target='gpu' but this PE has no GPU heap: "
-                                       f"{lib.gpu_describe()}")
+            raise InvalidArgumentError(f"{where('cuda.Module')}: target='gpu' but this PE has no GPU heap: "
+                                       f"{lib.gpu_describe()}; use target='auto' (or 'cpu') to run it on the CPU build")
         self.name = name
         self.target = target
         self._handle = None
@@ -192,7 +193,7 @@ class Module:
             func = getattr(self._lib, name)
         except AttributeError:
             raise InvalidArgumentError(
-                f"pyshmem.cuda.Module.get_kernel: {self.name} has no kernel {name!r}; kernels must be declared "
+                f"{where('cuda.Module.get_kernel')}: {self.name} has no kernel {name!r}; kernels must be declared "
                 f'extern "C" __global__') from None
         func.restype = None
         return Kernel(self, name, func)
@@ -227,7 +228,7 @@ def _gpu_arg(i, value):
     if value is None:
         return bytes(8)
     if isinstance(value, np.ndarray) or (hasattr(value, "__array_interface__") and not isinstance(value, np.generic)):
-        raise TypeError(f"pyshmem.cuda.launch: argument {i} is host memory, but this kernel runs on the GPU; pass "
+        raise ShmemTypeError(f"{where('cuda.launch')}: argument {i} is host memory, but this kernel runs on the GPU; pass "
                         f"GPU arrays (pyshmem.cuda.empty/zeros, CuPy, PyTorch, Numba)")
     return bytes(_cpu_kernels.c_arg(i, value))
 
@@ -266,7 +267,7 @@ def launch(kernel, grid, block, *args, stream=None):
     from pyshmem.runtime import ensure_started
 
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"pyshmem.cuda.launch: kernel must come from Module.get_kernel, not {type(kernel).__name__}")
+        raise ShmemTypeError(f"{where('cuda.launch')}: kernel must come from Module.get_kernel, not {type(kernel).__name__}")
     on_gpu = kernel.module.target == "gpu"
     grid3 = _dims("grid", grid, 2**31 - 1 if on_gpu else _cpu_kernels.MAX_BLOCKS)
     block3 = _dims("block", block, 1024)
@@ -277,7 +278,7 @@ def launch(kernel, grid, block, *args, stream=None):
                        "pyshmem.cuda.launch")
         return
     if stream is not None:
-        raise InvalidArgumentError("pyshmem.cuda.launch: stream= is for GPU launches; the CPU build runs the kernel "
+        raise InvalidArgumentError(f"{where('cuda.launch')}: stream= is for GPU launches; the CPU build runs the kernel "
                                    "synchronously (pass stream=None)")
     _cpu_kernels.run_grid(kernel.module._lib, kernel._func, grid3, args)
 

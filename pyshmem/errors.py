@@ -19,6 +19,7 @@ ShmemNotImplementedError = lib.ShmemNotImplementedError
 ShmemTimeoutError = lib.ShmemTimeoutError
 CollectiveMismatchError = lib.CollectiveMismatchError
 InternalError = lib.InternalError
+ValueOverflowError = lib.ValueOverflowError
 
 __all__ = [
     "ShmemError",
@@ -32,4 +33,5 @@ __all__ = [
     "ShmemTimeoutError",
     "CollectiveMismatchError",
     "InternalError",
+    "ValueOverflowError",
 ]

@@ -57,9 +57,9 @@ def alloc(count, size=1, align=None, hints=None, clear=True):
     """
     count, size = int(count), int(size)
     if count < 0 or size < 0:
-        raise InvalidArgumentError(f"pyshmem.alloc: count ({count}) and size ({size}) must be >= 0")
+        raise InvalidArgumentError(f"{where('alloc')}: count ({count}) and size ({size}) must be >= 0")
     if align is not None and (int(align) < 0):
-        raise InvalidArgumentError(f"pyshmem.alloc: align must be a positive power of two, got {align}")
+        raise InvalidArgumentError(f"{where('alloc')}: align must be a positive power of two, got {align}")
     ensure_started("alloc")
     nbytes = count * size
     addr = lib.malloc(nbytes, int(align or 0), bool(clear), "pyshmem.alloc")
@@ -81,7 +81,8 @@ def fromalloc(mem, shape=None, dtype=None, order="C"):
     """
     dtype = np.dtype(dtype)
     if dtype.hasobject:
-        raise ShmemTypeError("pyshmem.fromalloc: object arrays cannot live in symmetric memory")
+        raise ShmemTypeError(f"{where('fromalloc')}: object arrays cannot live in symmetric memory; "
+                             "use a numeric or fixed-size record dtype")
     nbytes = memoryview(mem).nbytes
     if shape is None:
         shape = (nbytes // dtype.itemsize,)
@@ -89,7 +90,8 @@ def fromalloc(mem, shape=None, dtype=None, order="C"):
     need = math.prod(shape) * dtype.itemsize
     if need > nbytes:
         raise InvalidArgumentError(
-            f"pyshmem.fromalloc: shape {shape} of {dtype} needs {need} bytes but the allocation has {nbytes}"
+            f"{where('fromalloc')}: shape {shape} of {dtype} needs {need} bytes but the allocation has {nbytes}; "
+            "pass a shape and dtype that fit"
         )
     return np.ndarray(shape, dtype=dtype, buffer=mem, order=order)
 
@@ -110,7 +112,7 @@ def free(mem):
         addr = _address(mem) if isinstance(mem, np.ndarray) else None
         if addr is None or not lib.is_symmetric(addr, 0):
             raise InvalidArgumentError(
-                "pyshmem.free: the object is not symmetric memory; free only what pyshmem.alloc/array/"
+                f"{where('free')}: the object is not symmetric memory; free only what pyshmem.alloc/array/"
                 "empty/zeros/ones/full/new_array returned"
             )
     else:
@@ -129,7 +131,7 @@ def free(mem):
             )
     if addr not in _live:
         raise InvalidArgumentError(
-            "pyshmem.free: the object is not a live symmetric allocation (double free?)"
+            f"{where('free')}: the object is not a live symmetric allocation (double free?)"
         )
     lib.free(addr, "pyshmem.free")
     del _live[addr]
@@ -149,10 +151,11 @@ def new_array(shape, dtype=float, order="C", *, align=None, hints=None, clear=Tr
     """
     dtype = np.dtype(dtype)
     if dtype.hasobject:
-        raise ShmemTypeError("pyshmem.new_array: object arrays cannot live in symmetric memory")
+        raise ShmemTypeError(f"{where('new_array')}: object arrays cannot live in symmetric memory; use a numeric or "
+                             "fixed-size record dtype")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
-        raise InvalidArgumentError(f"pyshmem.new_array: negative dimensions in shape {shape}")
+        raise InvalidArgumentError(f"{where('new_array')}: negative dimensions in shape {shape}")
     mem = alloc(math.prod(shape), dtype.itemsize, align, hints, clear)
     return fromalloc(mem, shape, dtype, order)
 
@@ -164,7 +167,8 @@ def del_array(a):
         a: the symmetric array.
     """
     if not isinstance(a, np.ndarray):
-        raise ShmemTypeError(f"pyshmem.del_array: expected a NumPy array, got {type(a).__name__}")
+        raise ShmemTypeError(f"{where('del_array')}: expected the NumPy array new_array returned, "
+                             f"got {type(a).__name__}")
     free(a)
 
 
@@ -233,7 +237,7 @@ def ptr(target, pe):
         fence/quiet/barrier like any put.
     """
     if not isinstance(target, np.ndarray):
-        raise ShmemTypeError(f"pyshmem.ptr: target must be a NumPy array, got {type(target).__name__}")
+        raise ShmemTypeError(f"{where('ptr')}: target must be a NumPy array, got {type(target).__name__}")
     pe = as_pe("ptr", pe)
     ensure_started("ptr")
     if not 0 <= pe < lib.n_pes():
@@ -262,7 +266,7 @@ def addr_accessible(addr, pe):
         pe: a PE number.
     """
     if not isinstance(addr, np.ndarray):
-        raise ShmemTypeError(f"pyshmem.addr_accessible: addr must be a NumPy array, got {type(addr).__name__}")
+        raise ShmemTypeError(f"{where('addr_accessible')}: addr must be a NumPy array, got {type(addr).__name__}")
     pe = as_pe("addr_accessible", pe)
     ensure_started("addr_accessible")
     return 0 <= pe < lib.n_pes() and bool(lib.addr_accessible(_address(addr), pe))

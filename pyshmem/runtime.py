@@ -109,7 +109,7 @@ def _init_from_mpi(comm):
     try:
         env = environment_from_comm(comm)
     except TypeError as exc:
-        raise errors.ShmemTypeError(f"pyshmem.init: {exc}") from None
+        raise errors.ShmemTypeError(f"{where('init')}: {exc}") from None
     except (OSError, ValueError) as exc:
         rank = comm.Get_rank()
         raise errors.BootstrapError(f"pyshmem.init(mpi=...) on rank {rank}: {exc}") from None
@@ -171,8 +171,17 @@ def ensure_started(call):
 
 
 def where(call):
-    """Returns ``"pyshmem.<call> on PE <k>"`` (without the PE before init), for messages."""
-    return f"pyshmem.{call} on PE {lib.my_pe()}" if lib.initialized() else f"pyshmem.{call}"
+    """Names a call and this PE at the start of an error message.
+
+    Args:
+        call: the API name, with or without the ``pyshmem.`` prefix (``"put"``,
+            ``"pyshmem.cuda.free"``).
+
+    Returns:
+        ``"pyshmem.<call> on PE <k>"``; without the PE before init (none is known yet).
+    """
+    name = call if call.startswith("pyshmem.") else f"pyshmem.{call}"
+    return f"{name} on PE {lib.my_pe()}" if lib.initialized() else name
 
 
 def as_pe(call, pe):
@@ -224,7 +233,7 @@ def init_thread(requested=THREAD_MULTIPLE):
         from pyshmem.errors import InvalidArgumentError
 
         raise InvalidArgumentError(
-            f"pyshmem.init_thread: {requested!r} is not a thread level; use THREAD_SINGLE/FUNNELED/SERIALIZED/MULTIPLE"
+            f"{where('init_thread')}: {requested!r} is not a thread level; use THREAD_SINGLE/FUNNELED/SERIALIZED/MULTIPLE"
         ) from None
     init()
     return THREAD.MULTIPLE

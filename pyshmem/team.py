@@ -12,7 +12,7 @@ destroying a team frees its slot, so programs may create and destroy teams freel
 """
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import ensure_started, where
 
 
@@ -45,7 +45,7 @@ class Team:
         elif isinstance(team, Team):
             self._handle = team._handle
         else:
-            raise TypeError(f"Team() takes a Team or None, not {type(team).__name__}")
+            raise ShmemTypeError(f"{where('Team')}: takes a Team or None, not {type(team).__name__}")
 
     @classmethod
     def _from_handle(cls, handle):
@@ -99,7 +99,8 @@ class Team:
             InvalidArgumentError: the team was already destroyed (through this or another handle).
         """
         if self._destroyed:
-            raise InvalidArgumentError(f"{where('Team.destroy')}: this team was already destroyed")
+            raise InvalidArgumentError(f"{where('Team.destroy')}: this team was already destroyed; destroy "
+                                       "each team once")
         if self._handle in (lib.TEAM_WORLD, lib.TEAM_SHARED, lib.TEAM_INVALID):
             return
         lib.team_destroy(self._handle, "pyshmem.Team.destroy")

@@ -10,6 +10,7 @@ import numpy as np
 
 from pyshmem._lib import lib
 from pyshmem.errors import ShmemTypeError
+from pyshmem.runtime import where
 
 wait_until = lib.wait_until
 test = lib.test
@@ -30,7 +31,7 @@ def _vector(call, mode, blocking, ivars, cmp, value, vector, status):
     elif isinstance(ivars, np.ndarray):
         dtype = ivars.dtype
     else:
-        raise ShmemTypeError(f"pyshmem.{call}: ivars must be a symmetric NumPy or GPU array, got {type(ivars).__name__}")
+        raise ShmemTypeError(f"{where(call)}: ivars must be a symmetric NumPy or GPU array, got {type(ivars).__name__}")
     if vector:
         values = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1))
     else:

@@ -35,7 +35,7 @@ bool read_int(const char* var, long long* out) {
   char* end = nullptr;
   *out = std::strtoll(v, &end, 10);
   if (*end)
-    fail(PYSHMEM_ERR_INVALID_ARG, "init", std::string(var) + "='" + v + "' is not an integer");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", std::string(var) + "='" + v + "' is not an integer");
   return true;
 }
 
@@ -55,7 +55,7 @@ void adopt_launcher_env(Config* c) {
       if (host && read_int("MASTER_PORT", &port)) c->BOOTSTRAP_ADDR = std::string(host) + ":" + std::to_string(port + 1);
     }
     if (size > 1 && (c->BOOTSTRAP_ADDR.empty() || c->JOB_SECRET.empty()))
-      fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+      fail(PYSHMEM_ERR_BOOTSTRAP, "pyshmem.init",
            std::string("started by ") + l.name + " as rank " + std::to_string(rank) + " of " + std::to_string(size) +
                ": set PYSHMEM_BOOTSTRAP_ADDR=host:port (a free port on an address of rank 0's host) and "
                "PYSHMEM_JOB_SECRET (the same 64 hex digits on every rank, e.g. from python -c \"import secrets; "

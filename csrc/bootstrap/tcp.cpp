@@ -44,14 +44,14 @@ using Clock = std::chrono::steady_clock;
 
 std::string hex_to_bytes(const std::string& hex) {
   if (hex.size() < 32 || hex.size() % 2 || hex.size() / 2 > kMaxSecret)
-    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
          "PYSHMEM_JOB_SECRET must be 32 to 128 hex digits (shmemrun sets it; when starting PEs yourself "
          "give every PE the same value, e.g. from `python -c 'import secrets; print(secrets.token_hex(32))'`)");
   std::string out;
   for (size_t i = 0; i < hex.size(); i += 2) {
     unsigned v = 0;
     if (std::sscanf(hex.c_str() + i, "%2x", &v) != 1 || !isxdigit(hex[i]) || !isxdigit(hex[i + 1]))
-      fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_JOB_SECRET is not a hex string");
+      fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_JOB_SECRET is not a hex string");
     out.push_back(static_cast<char>(v));
   }
   return out;
@@ -81,7 +81,7 @@ void send_all(int fd, const void* buf, size_t len, int peer) {
     ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      fail(PYSHMEM_ERR_BOOTSTRAP, "bootstrap",
+      fail_inner(PYSHMEM_ERR_BOOTSTRAP, "bootstrap",
            "lost the rendezvous connection to PE " + std::to_string(peer) + " (" + std::strerror(errno) +
                "); that PE probably exited or crashed");
     p += n;
@@ -98,7 +98,7 @@ bool recv_all(int fd, void* buf, size_t len, int peer, const Clock::time_point* 
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (deadline) return false;
-      fail(PYSHMEM_ERR_BOOTSTRAP, "bootstrap",
+      fail_inner(PYSHMEM_ERR_BOOTSTRAP, "bootstrap",
            "PE " + std::to_string(peer) +
                " closed its rendezvous connection; it probably exited or crashed (see its output)");
     }
@@ -118,7 +118,8 @@ std::string recv_blob(int fd, int peer) {
   uint64_t len = 0;
   recv_all(fd, &len, sizeof len, peer);
   if (len > kMaxBlob)
-    fail(PYSHMEM_ERR_BOOTSTRAP, "bootstrap", "malformed message from PE " + std::to_string(peer));
+    fail_inner(PYSHMEM_ERR_BOOTSTRAP, "bootstrap", "malformed message from PE " + std::to_string(peer) +
+                                                 " (a PE of a different pyshmem version, or not a PE of this job?)");
   std::string blob(len, '\0');
   if (len) recv_all(fd, &blob[0], len, peer);
   return blob;
@@ -132,7 +133,7 @@ void set_nodelay(int fd) {
 void split_addr(const std::string& addr, std::string* host, std::string* port) {
   auto colon = addr.rfind(':');
   if (addr.empty() || colon == std::string::npos || colon + 1 == addr.size())
-    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
          "PYSHMEM_BOOTSTRAP_ADDR='" + addr + "' must be host:port (shmemrun sets it)");
   *host = addr.substr(0, colon);
   if (host->size() > 2 && (*host)[0] == '[') *host = host->substr(1, host->size() - 2);
@@ -149,7 +150,7 @@ addrinfo* resolve(const std::string& addr, bool passive) {
   addrinfo* res = nullptr;
   int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0 || !res)
-    fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+    fail(PYSHMEM_ERR_BOOTSTRAP, "pyshmem.init",
          "cannot resolve PYSHMEM_BOOTSTRAP_ADDR='" + addr + "': " + gai_strerror(rc) +
              "; use an IP address, or a host name every node can resolve");
   return res;
@@ -224,7 +225,7 @@ class TcpBootstrap final : public Bootstrap {
       pos += len;
     }
     if (static_cast<int>(out.size()) != size_ || pos != packed.size())
-      fail(PYSHMEM_ERR_BOOTSTRAP, "bootstrap", "malformed allgather reply from PE 0");
+      fail_inner(PYSHMEM_ERR_BOOTSTRAP, "bootstrap", "malformed allgather reply from PE 0 (PE 0 runs a different pyshmem version?)");
     return out;
   }
 
@@ -234,7 +235,7 @@ class TcpBootstrap final : public Bootstrap {
       int type = 0;
       socklen_t len = sizeof type;
       if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-        fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+        fail(PYSHMEM_ERR_BOOTSTRAP, "pyshmem.init",
              "PYSHMEM_BOOTSTRAP_FD=" + std::to_string(fd) + " is not an inherited listening socket; "
              "unset it unless the launcher passed one");
       ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // keep it out of the PE's own child processes
@@ -246,7 +247,7 @@ class TcpBootstrap final : public Bootstrap {
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (fd < 0 || ::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, size_ + 16) != 0) {
       ::freeaddrinfo(res);
-      fail_errno("init", "PE 0 cannot listen on PYSHMEM_BOOTSTRAP_ADDR='" + c.BOOTSTRAP_ADDR +
+      fail_errno("pyshmem.init", "PE 0 cannot listen on PYSHMEM_BOOTSTRAP_ADDR='" + c.BOOTSTRAP_ADDR +
                              "' (its host must be an address of PE 0's machine and the port free; port 0 picks one)");
     }
     ::freeaddrinfo(res);
@@ -280,7 +281,7 @@ class TcpBootstrap final : public Bootstrap {
         for (int p = 1; p < size_; ++p)
           if (peers_[p] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
         cleanup();
-        fail(PYSHMEM_ERR_TIMEOUT, "init",
+        fail(PYSHMEM_ERR_TIMEOUT, "pyshmem.init",
              "PEs " + missing + " did not reach the rendezvous within PYSHMEM_BOOTSTRAP_TIMEOUT=" +
                  std::to_string(c.BOOTSTRAP_TIMEOUT) + " s; check that they were started");
       }
@@ -316,7 +317,7 @@ class TcpBootstrap final : public Bootstrap {
           ::close(done.fd);
           if (ok) {
             cleanup();
-            fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+            fail(PYSHMEM_ERR_BOOTSTRAP, "pyshmem.init",
                  std::string("a PE presenting the job secret was rejected: ") + why + " (PE " + std::to_string(h.pe) +
                      " of " + std::to_string(h.npes) +
                      "); every PE needs the same PYSHMEM_NPES and its own PYSHMEM_PE (shmemrun sets both)");
@@ -336,7 +337,7 @@ class TcpBootstrap final : public Bootstrap {
 
   void join(const Config& c, const std::string& secret, Clock::time_point deadline) {
     if (c.BOOTSTRAP_ADDR.empty())
-      fail(PYSHMEM_ERR_INVALID_ARG, "init",
+      fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
            "PYSHMEM_NPES=" + std::to_string(size_) + " but PYSHMEM_BOOTSTRAP_ADDR is not set; start PEs with shmemrun");
     int err = 0;
     for (;;) {
@@ -357,13 +358,13 @@ class TcpBootstrap final : public Bootstrap {
         unsigned char ack = 0;
         if (!recv_all(fd, &ack, 1, 0, &deadline)) {
           ::close(fd);
-          fail(PYSHMEM_ERR_TIMEOUT, "init",
+          fail(PYSHMEM_ERR_TIMEOUT, "pyshmem.init",
                "the rendezvous at " + c.BOOTSTRAP_ADDR + " did not answer within PYSHMEM_BOOTSTRAP_TIMEOUT=" +
                    std::to_string(c.BOOTSTRAP_TIMEOUT) + " s (is PE 0 stuck or gone?)");
         }
         if (ack != 1) {
           ::close(fd);
-          fail(PYSHMEM_ERR_BOOTSTRAP, "init",
+          fail(PYSHMEM_ERR_BOOTSTRAP, "pyshmem.init",
                "the rendezvous at " + c.BOOTSTRAP_ADDR + " rejected this PE (wrong PYSHMEM_JOB_SECRET, PE number or job size)");
         }
         set_nodelay(fd);
@@ -372,7 +373,7 @@ class TcpBootstrap final : public Bootstrap {
       }
       if (fd >= 0) ::close(fd);
       if (Clock::now() >= deadline)
-        fail(PYSHMEM_ERR_TIMEOUT, "init",
+        fail(PYSHMEM_ERR_TIMEOUT, "pyshmem.init",
              "cannot reach the rendezvous at " + c.BOOTSTRAP_ADDR + " (" + std::strerror(err) +
                  ") within PYSHMEM_BOOTSTRAP_TIMEOUT=" + std::to_string(c.BOOTSTRAP_TIMEOUT) + " s; is PE 0 running?");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -11,9 +11,9 @@ namespace pyshmem {
 namespace {
 
 [[noreturn]] void bad_value(const std::string& name, const std::string& text, const char* expected) {
-  throw Error(PYSHMEM_ERR_INVALID_ARG,
-              "pyshmem: environment variable " + name + "='" + text + "' is not " + expected +
-                  "; fix or unset it (python -m pyshmem info lists every variable)");
+  fail_inner(PYSHMEM_ERR_INVALID_ARG, nullptr,
+             "environment variable " + name + "='" + text + "' is not " + expected +
+                 "; fix or unset it (python -m pyshmem info lists every variable)");
 }
 
 env_int parse_int(const std::string& name, const std::string& text) {

@@ -15,7 +15,16 @@ std::string error_where(const char* call) {
 }
 
 void fail(pyshmem_status status, const char* call, const std::string& what) {
-  throw Error(status, error_where(call) + ": " + what);
+  throw Error(status, error_where(call) + ": " + what, true);
+}
+
+void fail_inner(pyshmem_status status, const char* layer, const std::string& what) {
+  throw Error(status, layer ? std::string(layer) + ": " + what : what, false);
+}
+
+std::string error_message(const Error& e, const char* call) {
+  if (e.located()) return e.what();
+  return error_where(call ? call : "pyshmem") + ": " + e.what();
 }
 
 void fail_errno(const char* call, const std::string& what) {

@@ -87,7 +87,7 @@ void trace_init(State& s) {
   if (dir.empty() || g_trace) return;
   const long long n = s.config.TRACE_EVENTS;
   if (n < 1 || n > (1LL << 28))
-    fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_TRACE_EVENTS=" + std::to_string(n) + " must be in 1..2^28");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_TRACE_EVENTS=" + std::to_string(n) + " must be in 1..2^28");
   auto* t = new Trace();  // leaked on purpose: flushed from exit paths and signal handlers
   t->ring.resize(static_cast<size_t>(n));
   std::snprintf(t->path, sizeof t->path, "%s/trace-pe%d.bin", dir.c_str(), s.pe);
@@ -100,7 +100,7 @@ void trace_init(State& s) {
   t->header.node = std::hash<std::string>{}(s.node_id);
   const int fd = ::open(t->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
-    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
          "PYSHMEM_TRACE=" + dir + ": cannot write " + t->path + " (" + std::strerror(errno) +
              "); create the directory first, or unset PYSHMEM_TRACE");
   ::close(fd);

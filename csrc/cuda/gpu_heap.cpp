@@ -74,30 +74,30 @@ const cuda::Driver* probe(const State& s, std::string* why) {
 
 void pick_device(State& s) {
   int count = 0;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGetCount, &count);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGetCount, &count);
   const int local_rank =
       static_cast<int>(std::find(s.local_pes.begin(), s.local_pes.end(), s.pe) - s.local_pes.begin());
   g.device = s.config.CUDA_DEVICE >= 0 ? static_cast<int>(s.config.CUDA_DEVICE) : local_rank % count;
   if (g.device >= count)
-    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
          "PYSHMEM_CUDA_DEVICE=" + std::to_string(g.device) + " but this node has " + std::to_string(count) +
              " GPU(s); set it to 0.." + std::to_string(count - 1) + ", or unset it so each PE of the node picks one");
   CUdevice dev = 0;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGet, &dev, g.device);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGet, &dev, g.device);
   int vmm = 0, fd_handles = 0;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGetAttribute, &vmm,
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGetAttribute, &vmm,
                    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev);
-  PYSHMEM_CU_CHECK(*g.d, "init", cuDeviceGetAttribute, &fd_handles,
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGetAttribute, &fd_handles,
                    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev);
   if (!vmm || !fd_handles)
-    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init",
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "pyshmem.init",
          "GPU " + std::to_string(g.device) + " does not support CUDA virtual memory management with POSIX file "
          "descriptor handles, which the GPU heap needs; use PYSHMEM_BACKEND=cpu");
   char name[256] = {};
   g.d->cuDeviceGetName(name, sizeof name - 1, dev);
   g.device_name = name;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuDevicePrimaryCtxRetain, &g.ctx, dev);
-  PYSHMEM_CU_CHECK(*g.d, "init", cuCtxSetCurrent, g.ctx);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDevicePrimaryCtxRetain, &g.ctx, dev);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuCtxSetCurrent, g.ctx);
 }
 
 CUmemAllocationProp allocation_prop() {
@@ -112,12 +112,12 @@ CUmemAllocationProp allocation_prop() {
 // Maps `handle` into PE p's slot, readable and writable by this PE's GPU.
 void map_slot(int p, CUmemGenericAllocationHandle handle) {
   const CUdeviceptr at = g.reservation + static_cast<CUdeviceptr>(p) * g.stride;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemMap, at, g.size, 0, handle, 0);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemMap, at, g.size, 0, handle, 0);
   CUmemAccessDesc access{};
   access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   access.location.id = g.device;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemSetAccess, at, g.size, &access, 1);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemSetAccess, at, g.size, &access, 1);
   g.mapped[p] = true;
 }
 
@@ -126,11 +126,11 @@ void fill_state(const State& s) {
   // code can read them (pyshmem_device_state.peer_flags must be device-visible).
   const size_t flags_off = round_up(sizeof(SysArea), 64);
   if (flags_off + static_cast<size_t>(s.npes) > kSysAreaBytes)
-    fail(PYSHMEM_ERR_INVALID_ARG, "init", "too many PEs for the GPU heap's system area");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "too many PEs for the GPU heap's system area");
   std::vector<uint8_t> flags(s.npes, 0);
   for (int p = 0; p < s.npes; ++p) flags[p] = g.mapped[p] ? PYSHMEM_PEER_LOAD_STORE : 0;
   const CUdeviceptr flags_at = g.my_base + flags_off;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemcpy, flags_at, reinterpret_cast<CUdeviceptr>(flags.data()), flags.size());
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemcpy, flags_at, reinterpret_cast<CUdeviceptr>(flags.data()), flags.size());
   g.state = pyshmem_device_state{};
   g.state.version = PYSHMEM_DEVICE_STATE_VERSION;
   g.state.my_pe = s.pe;
@@ -158,19 +158,19 @@ void create(State& s, const std::string& token) {
   CUmemGenericAllocationHandle mine = 0;
   const CUresult r = g.d->cuMemCreate(&mine, g.size, &prop, 0);
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    fail(PYSHMEM_ERR_NOMEM, "init",
+    fail(PYSHMEM_ERR_NOMEM, "pyshmem.init",
          "not enough GPU memory for a " + std::to_string(g.size) + "-byte GPU heap on GPU " +
              std::to_string(g.device) + "; lower PYSHMEM_CUDA_SYMMETRIC_SIZE");
-  cuda::check(*g.d, r, "init", "cuMemCreate");
+  cuda::check(*g.d, r, "pyshmem.init", "cuMemCreate");
   int fd = -1;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemExportToShareableHandle, &fd, mine, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemExportToShareableHandle, &fd, mine, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
   g.reservation_len = g.stride * static_cast<size_t>(s.npes);
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemAddressReserve, &g.reservation, g.reservation_len, gran, 0, 0);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemAddressReserve, &g.reservation, g.reservation_len, gran, 0, 0);
   map_slot(s.pe, mine);
   g.d->cuMemRelease(mine);  // the mapping keeps the memory alive
   g.my_base = g.reservation + static_cast<CUdeviceptr>(s.pe) * g.stride;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemsetD8, g.my_base, 0, kSysAreaBytes);
-  if (g.team_bytes) PYSHMEM_CU_CHECK(*g.d, "init", cuMemsetD8, g.my_base + g.size - g.team_bytes, 0, g.team_bytes);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemsetD8, g.my_base, 0, kSysAreaBytes);
+  if (g.team_bytes) PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemsetD8, g.my_base + g.size - g.team_bytes, 0, g.team_bytes);
   std::vector<int> fds = fd_exchange(s, fd, token, "gpu-heap");
   ::close(fd);
   for (int p = 0; p < s.npes; ++p) {
@@ -179,7 +179,7 @@ void create(State& s, const std::string& token) {
     const CUresult ri = g.d->cuMemImportFromShareableHandle(
         &h, reinterpret_cast<void*>(static_cast<uintptr_t>(fds[p])), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     ::close(fds[p]);
-    cuda::check(*g.d, ri, "init", "cuMemImportFromShareableHandle");
+    cuda::check(*g.d, ri, "pyshmem.init", "cuMemImportFromShareableHandle");
     map_slot(p, h);
     g.d->cuMemRelease(h);
   }
@@ -223,7 +223,7 @@ void copy_remote(const cuda::Driver& d, bool is_put, uint64_t sym, uint64_t loca
     if (is_put) t->put(s, reinterpret_cast<void*>(sym), reinterpret_cast<const void*>(local), n, pe);
     else t->get(s, reinterpret_cast<void*>(local), reinterpret_cast<const void*>(sym), n, pe);
   } catch (const Error& e) {
-    fail(e.status(), call, e.what());
+    throw Error(e.status(), error_message(e, call), true);
   }
 }
 
@@ -250,7 +250,7 @@ void gpu_heap_create(State& s, const std::string& token) {
     if (votes[p][0] != '1') refusing = p;
   if (refusing >= 0) {
     g_why_not = "PE " + std::to_string(refusing) + ": " + votes[refusing].substr(1);
-    if (backend == "cuda") fail(PYSHMEM_ERR_SYSTEM, "init", "PYSHMEM_BACKEND=cuda but " + g_why_not);
+    if (backend == "cuda") fail(PYSHMEM_ERR_SYSTEM, "pyshmem.init", "PYSHMEM_BACKEND=cuda but " + g_why_not);
     log_debug("backend: cpu (%s)", g_why_not.c_str());
     return;
   }
@@ -388,7 +388,7 @@ void gpu_teams_setup(const pyshmem_team_desc* table_entries, uint32_t slot_bytes
   g.state.team_slot_bytes = slot_bytes;
   g.state.max_teams = max_teams;
   g.state.team_rounds = rounds;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemcpy, reinterpret_cast<CUdeviceptr>(g.state.teams),
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemcpy, reinterpret_cast<CUdeviceptr>(g.state.teams),
                    reinterpret_cast<CUdeviceptr>(table_entries), table);
 }
 

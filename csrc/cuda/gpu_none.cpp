@@ -16,7 +16,7 @@ const char* kWhy = "pyshmem was built without the CUDA headers (install the CUDA
 
 void gpu_heap_create(State& s, const std::string&) {
   if (s.config.BACKEND == "cuda")
-    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init", std::string("PYSHMEM_BACKEND=cuda but ") + kWhy);
+    fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "pyshmem.init", std::string("PYSHMEM_BACKEND=cuda but ") + kWhy);
 }
 void gpu_heap_retire(State&) {}
 bool gpu_active() { return false; }

@@ -41,7 +41,7 @@ sockaddr_un socket_name(const State& s, int pe, const char* what, socklen_t* len
 }  // namespace
 
 std::vector<int> fd_exchange(State& s, int fd, const std::string& token, const char* what) {
-  const char* call = "init";
+  const char* call = "pyshmem.init";
   std::vector<int> fds(s.npes, -1);
   const int nlocal = static_cast<int>(s.local_pes.size());
   if (nlocal <= 1) {

@@ -21,7 +21,7 @@ void map_slot(State& s, int pe, int fd) {
   void* want = h.reservation + static_cast<size_t>(pe) * h.stride;
   void* got = ::mmap(want, h.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
   if (got == MAP_FAILED || got != want)
-    fail_errno("init", "cannot map the symmetric heap segment of PE " + std::to_string(pe));
+    fail_errno("pyshmem.init", "cannot map the symmetric heap segment of PE " + std::to_string(pe));
   h.peer_base[pe] = static_cast<char*>(got);
 }
 
@@ -40,27 +40,27 @@ void heap_create(State& s) {
     size_t other;
     std::memcpy(&other, sizes[p].data(), sizeof other);
     if (other != h.size)
-      fail(PYSHMEM_ERR_MISMATCH, "init",
+      fail(PYSHMEM_ERR_MISMATCH, "pyshmem.init",
            "PE " + std::to_string(p) + " has a symmetric heap of " + std::to_string(other) + " bytes but this PE has " +
                std::to_string(h.size) + "; set the same PYSHMEM_SYMMETRIC_SIZE for every PE");
   }
 
   if (s.npes > 0 && h.stride > (SIZE_MAX / 4) / static_cast<size_t>(s.npes))
-    fail(PYSHMEM_ERR_NOMEM, "init",
+    fail(PYSHMEM_ERR_NOMEM, "pyshmem.init",
          "PYSHMEM_SYMMETRIC_SIZE (" + std::to_string(s.config.SYMMETRIC_SIZE) + " bytes) x " + std::to_string(s.npes) +
              " PEs exceeds the address space; lower PYSHMEM_SYMMETRIC_SIZE or run fewer PEs");
   h.reservation_len = h.stride * static_cast<size_t>(s.npes);
   void* r = ::mmap(nullptr, h.reservation_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (r == MAP_FAILED)
-    fail_errno("init", "cannot reserve " + std::to_string(h.reservation_len >> 20) +
+    fail_errno("pyshmem.init", "cannot reserve " + std::to_string(h.reservation_len >> 20) +
                            " MiB of address space for the symmetric heap; lower PYSHMEM_SYMMETRIC_SIZE");
   h.reservation = static_cast<char*>(r);
 
   std::string name = "pyshmem-" + s.job_id + "-pe" + std::to_string(s.pe);
   h.memfd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
-  if (h.memfd < 0) fail_errno("init", "memfd_create failed for the symmetric heap");
+  if (h.memfd < 0) fail_errno("pyshmem.init", "memfd_create failed for the symmetric heap");
   if (::ftruncate(h.memfd, static_cast<off_t>(h.size)) != 0)
-    fail_errno("init", "cannot size the symmetric heap to " + std::to_string(h.size) + " bytes");
+    fail_errno("pyshmem.init", "cannot size the symmetric heap to " + std::to_string(h.size) + " bytes");
   map_slot(s, s.pe, h.memfd);
   h.my_base = h.peer_base[s.pe];
   auto* sys = reinterpret_cast<SysArea*>(h.my_base);
@@ -77,7 +77,7 @@ void heap_attach_peers(State& s, const std::string& token) {
     map_slot(s, p, fds[p]);
     ::close(fds[p]);
     if (h.sys(p)->magic != PYSHMEM_SYS_MAGIC || h.sys(p)->pe != static_cast<uint64_t>(p))
-      fail(PYSHMEM_ERR_INTERNAL, "init", "the heap segment received for PE " + std::to_string(p) + " is not that PE's");
+      fail(PYSHMEM_ERR_INTERNAL, "pyshmem.init", "the heap segment received for PE " + std::to_string(p) + " is not that PE's");
   }
   // Every local PE holds a mapping now; the fd is no longer needed by anyone.
   ::close(h.memfd);

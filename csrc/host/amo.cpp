@@ -24,7 +24,7 @@ bool known_dtype(int dtype) {
 
 void atomic(int op, int dtype, void* dest, const void* value, const void* cond, void* fetch, int pe, const char* call) {
   State& s = rma_prologue(call, pe);
-  if (!known_dtype(dtype)) fail(PYSHMEM_ERR_TYPE, call, "unsupported element type for atomics");
+  if (!known_dtype(dtype)) fail(PYSHMEM_ERR_TYPE, call, "unsupported element type for atomics; use int8..int64, uint8..uint64, float32 or float64");
   if (op < PYSHMEM_AMO_FETCH || op > PYSHMEM_AMO_XOR)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "unknown atomic operation " + std::to_string(op));
   if (is_float(dtype) && op != PYSHMEM_AMO_FETCH && op != PYSHMEM_AMO_SET && op != PYSHMEM_AMO_SWAP)
@@ -34,7 +34,7 @@ void atomic(int op, int dtype, void* dest, const void* value, const void* cond, 
   size_t elem = PYSHMEM_DTYPE_SIZE(dtype);
   require_symmetric(call, "target", dest, elem);
   if (reinterpret_cast<uintptr_t>(dest) % elem)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "atomic target is not aligned to its element size");
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "atomic target is not aligned to its element size (a view at an odd byte offset?)");
   if (op == PYSHMEM_AMO_COMPARE_SWAP && !cond) fail(PYSHMEM_ERR_INVALID_ARG, call, "compare_swap needs a condition");
   hang_note_op(PYSHMEM_OP_AMO, pe, dest, elem);
   const TraceSpan span(kTraceAmo, call, pe, elem);

@@ -19,7 +19,7 @@ int guard(F&& f) {
     t_last_error.clear();
     return PYSHMEM_SUCCESS;
   } catch (const pyshmem::Error& e) {
-    t_last_error = e.what();
+    t_last_error = pyshmem::error_message(e, nullptr);
     return e.status();
   } catch (const std::exception& e) {
     t_last_error = e.what();

@@ -17,7 +17,9 @@ inline void require_symmetric(const char* call, const char* role, const void* ad
   const char* p = static_cast<const char*>(addr);
   if (p >= s.heap.user_begin() && p < s.heap.user_end())
     fail(PYSHMEM_ERR_INVALID_ARG, call,
-         std::string(role) + " range of " + std::to_string(nbytes) + " bytes runs past the end of the symmetric heap");
+         std::string(role) + " range of " + std::to_string(nbytes) +
+             " bytes runs past the end of the symmetric heap; check size= (and nelems x stride) against the "
+             "array it addresses");
   fail(PYSHMEM_ERR_NOT_SYMMETRIC, call,
        std::string(role) +
            " is not symmetric memory: allocate it with pyshmem.array/empty/zeros/ones/full/new_array "

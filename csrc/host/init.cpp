@@ -34,7 +34,7 @@ std::string random_bytes(size_t n) {
   size_t got = 0;
   while (got < n) {
     ssize_t r = ::getrandom(&out[got], n - got, 0);
-    if (r <= 0) fail_errno("init", "getrandom failed");
+    if (r <= 0) fail_errno("pyshmem.init", "getrandom failed");
     got += static_cast<size_t>(r);
   }
   return out;
@@ -94,17 +94,25 @@ void find_nodes(State& s) {
   }
 }
 
+// Undoes a failed init so that the process holds no segment or socket of the job.
+void abandon_init(State& s) {
+  heap_destroy(s);
+  s.boot.reset();
+  s.pe = -1;
+  s.npes = 0;
+}
+
 }  // namespace
 
 void init() {
   State& s = state();
   if (s.initialized) return;
   if (s.finalized)
-    fail(PYSHMEM_ERR_NOT_INIT, "init", "the runtime was finalized in this process and cannot be initialised again");
+    fail(PYSHMEM_ERR_NOT_INIT, "pyshmem.init", "the runtime was finalized in this process and cannot be initialised again");
   try {
     s.config = config_from_env();
     if (s.config.BACKEND != "auto" && s.config.BACKEND != "cpu" && s.config.BACKEND != "cuda")
-      fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_BACKEND='" + s.config.BACKEND + "' must be auto, cpu or cuda");
+      fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_BACKEND='" + s.config.BACKEND + "' must be auto, cpu or cuda");
     s.boot = bootstrap_create(s.config);
     s.pe = s.boot->rank();
     s.npes = s.boot->size();
@@ -133,11 +141,14 @@ void init() {
     gpu_state_set_proxy(proxy_fifo(s, /*gpu=*/true));
     device_state_fill(s);
     log_debug("init: %d PEs, %zu local, heap %zu bytes", s.npes, s.local_pes.size(), s.heap.size);
+  } catch (const Error& e) {
+    // Errors of the layers below (bootstrap, transports, environment) get init's name
+    // and this PE's number now, while the PE is still known.
+    const std::string msg = error_message(e, "pyshmem.init");
+    abandon_init(s);
+    throw Error(e.status(), msg, true);
   } catch (...) {
-    heap_destroy(s);
-    s.boot.reset();
-    s.pe = -1;
-    s.npes = 0;
+    abandon_init(s);
     throw;
   }
 }
@@ -147,7 +158,7 @@ void finalize() {
   if (!s.initialized) return;
   gpu_state_set_proxy(nullptr);
   proxy_stop(s);            // requests device code queued are complete before the barrier
-  barrier_all("finalize");  // no PE may still be accessing a heap we are about to unmap
+  barrier_all("pyshmem.finalize");  // no PE may still be accessing a heap we are about to unmap
   trace_flush();
   gpu_heap_retire(s);
   transport_teardown_all(s);
@@ -164,12 +175,12 @@ bool is_initialized() { return state().initialized; }
 bool is_finalized() { return state().finalized; }
 
 int my_pe() {
-  require_init("my_pe");
+  require_init("pyshmem.my_pe");
   return state().pe;
 }
 
 int n_pes() {
-  require_init("n_pes");
+  require_init("pyshmem.n_pes");
   return state().npes;
 }
 

@@ -28,7 +28,7 @@ bool cas_word(State& s, int64_t* lock, uint64_t expect, uint64_t desired) {
 void check_lock(const char* call, int64_t* lock) {
   require_init(call);
   require_symmetric(call, "lock", lock, sizeof(int64_t));
-  if (reinterpret_cast<uintptr_t>(lock) % 8) fail(PYSHMEM_ERR_INVALID_ARG, call, "lock is not 8-byte aligned");
+  if (reinterpret_cast<uintptr_t>(lock) % 8) fail(PYSHMEM_ERR_INVALID_ARG, call, "lock is not 8-byte aligned; allocate locks with pyshmem.new_lock()");
 }
 
 }  // namespace
@@ -72,7 +72,9 @@ void clear_lock(int64_t* lock, const char* call) {
   for (;;) {
     uint64_t w = fetch_word(s, lock);
     if (static_cast<uint32_t>(w >> 32) == static_cast<uint32_t>(w))
-      fail(PYSHMEM_ERR_INVALID_ARG, call, "clear_lock on a lock that is not held");
+      fail(PYSHMEM_ERR_INVALID_ARG, call,
+           "the lock is not held; call clear_lock once, after set_lock (or a test_lock that returned False) on "
+           "the same lock");
     uint64_t next = (w & ~0xffffffffull) | static_cast<uint32_t>(static_cast<uint32_t>(w) + 1);
     if (cas_word(s, lock, w, next)) return;
   }

@@ -104,14 +104,14 @@ void* sym_ptr(const void* addr, int pe, const char* call) {
   require_pe(call, pe);
   State& s = state();
   if (!is_symmetric(addr, 0))
-    fail(PYSHMEM_ERR_NOT_SYMMETRIC, call, "the address is not in the symmetric heap");
+    fail(PYSHMEM_ERR_NOT_SYMMETRIC, call, "the address is not in the symmetric heap; pass an array from pyshmem.array/empty/zeros/...");
   if (!(s.route[pe]->caps & kCapLoadStore)) return nullptr;
   return s.heap.peer_addr(addr, s.pe, pe);
 }
 
 bool pe_accessible(int pe) {
   const State& s = state();
-  require_init("pe_accessible");
+  require_init("pyshmem.pe_accessible");
   return pe >= 0 && pe < s.npes && s.route[pe] != nullptr;
 }
 

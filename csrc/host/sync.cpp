@@ -38,14 +38,14 @@ void barrier_rounds(State& s, const char* call) {
 
 void fence() {
   State& s = state();
-  if (!s.initialized) require_init("fence");
+  if (!s.initialized) require_init("pyshmem.fence");
   for (const Transport* const* t = kTransports; *t; ++t)
     if ((*t)->fence) (*t)->fence(s);
 }
 
 void quiet() {
   State& s = state();
-  if (!s.initialized) require_init("quiet");
+  if (!s.initialized) require_init("pyshmem.quiet");
   static const WaitInfo info{"quiet", nullptr, -1, -1, 0, -1};
   const WaitScope scope(info);
   proxy_wait_executed(s, "quiet");  // this PE's device-API requests are part of "every operation"

@@ -163,23 +163,27 @@ class Proxy {
   // them blindly).
   char* sym_at(const Lane& lane, uint64_t off, uint64_t len, int pe) const {
     if (pe < 0 || pe >= s_.npes || !s_.route[pe])
-      throw Error(PYSHMEM_ERR_PE_RANGE, "target PE " + std::to_string(pe) + " is not reachable");
+      fail_inner(PYSHMEM_ERR_PE_RANGE, nullptr,
+                 "target PE " + std::to_string(pe) + " is out of range; valid PEs are 0.." +
+                     std::to_string(s_.npes - 1) + " (n_pes() == " + std::to_string(s_.npes) + ")");
     if (lane.gpu && (s_.route[pe]->caps & kCapLoadStore))
-      throw Error(PYSHMEM_ERR_INVALID_ARG, "PE " + std::to_string(pe) +
-                                               " shares this node: GPU kernels reach its GPU heap by load/store, "
-                                               "not through the proxy");
+      fail_inner(PYSHMEM_ERR_INVALID_ARG, nullptr,
+                 "PE " + std::to_string(pe) +
+                     " shares this node: GPU kernels reach its GPU heap by load/store, not through the proxy "
+                     "(device code built with other pyshmem headers?)");
     if (off > lane.size || len > lane.size - off)
-      throw Error(PYSHMEM_ERR_NOT_SYMMETRIC, "target range (offset " + std::to_string(off) + ", " +
-                                                 std::to_string(len) + " bytes) is not in the symmetric " +
-                                                 (lane.gpu ? "GPU heap" : "heap") + ": targets must be symmetric");
+      fail_inner(PYSHMEM_ERR_NOT_SYMMETRIC, nullptr,
+                 "target range (offset " + std::to_string(off) + ", " + std::to_string(len) +
+                     " bytes) is not in the symmetric " + (lane.gpu ? "GPU heap" : "heap") +
+                     ": pass symmetric arrays (pyshmem.cuda.zeros/empty, pyshmem.zeros/empty) to the kernel");
     return lane.base + off;
   }
 
   void result(Lane& lane, uint64_t value) {
     if (!lane.ring.put_result(lane.ring.ticket(), value))
-      throw Error(PYSHMEM_ERR_TIMEOUT,
-                  "a result cell was not released by its previous owner within PYSHMEM_PROXY_TIMEOUT (a producer "
-                  "stopped waiting for its fetched value)");
+      fail_inner(PYSHMEM_ERR_TIMEOUT, nullptr,
+                 "a result cell was not released by its previous owner within PYSHMEM_PROXY_TIMEOUT (a producer "
+                 "stopped waiting for its fetched value: a kernel killed mid-operation?)");
   }
 
   // Executes one request. Returns true when it is complete at its target on return.
@@ -203,8 +207,9 @@ class Proxy {
       case PYSHMEM_REQ_P:
       case PYSHMEM_REQ_G: {
         if (arg != 1 && arg != 2 && arg != 4 && arg != 8)
-          throw Error(PYSHMEM_ERR_INVALID_ARG, std::string(kind_name(kind)) + " of " + std::to_string(arg) +
-                                                   " bytes (must be 1, 2, 4 or 8)");
+          fail_inner(PYSHMEM_ERR_INVALID_ARG, nullptr,
+                     std::string(kind_name(kind)) + " of " + std::to_string(arg) +
+                         " bytes: p/g move 1, 2, 4 or 8 bytes; use put/get for other sizes");
         uint64_t bits = kind == PYSHMEM_REQ_P ? r[1].w0 : 0;  // little-endian hosts only, like the rest of pyshmem
         if (kind == PYSHMEM_REQ_P) {
           s_.route[pe]->put(s_, sym_at(lane, off, arg, pe), &bits, arg, pe);
@@ -220,7 +225,8 @@ class Proxy {
         char* dest = sym_at(lane, off, n, pe);
         char* sig = sym_at(lane, r[2].w1, sizeof(uint64_t), pe);
         if (arg != PYSHMEM_SIGNAL_SET && arg != PYSHMEM_SIGNAL_ADD)
-          throw Error(PYSHMEM_ERR_INVALID_ARG, "signal operator " + std::to_string(arg));
+          fail_inner(PYSHMEM_ERR_INVALID_ARG, nullptr,
+                     "signal operator " + std::to_string(arg) + " is not SIGNAL_SET or SIGNAL_ADD");
         t->put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe);
         t->fence(s_);  // the data before the signal
         const uint64_t value = r[2].w0;
@@ -230,7 +236,10 @@ class Proxy {
       }
       case PYSHMEM_REQ_AMO: {
         const int op = static_cast<int>(arg & 0xff), dtype = static_cast<int>((arg >> 8) & 0xff);
-        if (op > PYSHMEM_AMO_XOR) throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(op));
+        if (op > PYSHMEM_AMO_XOR)
+          fail_inner(PYSHMEM_ERR_INVALID_ARG, nullptr,
+                     "unknown atomic operation " + std::to_string(op) +
+                         " (device code built with other pyshmem headers?)");
         const size_t size = PYSHMEM_DTYPE_SIZE(dtype);
         const uint64_t value = r[1].w0, cond = r[2].w0;
         const bool fetching = r[1].w1 != 0;
@@ -279,11 +288,11 @@ void proxy_start(State& s, const RingMemory* gpu_memory) {
   for (int p = 0; p < s.npes && !needed; ++p) needed = !s.route[p] || !(s.route[p]->caps & kCapLoadStore);
   if (!needed || g_proxy) return;
   if (s.config.PROXY_FIFO_SLOTS < PYSHMEM_FIFO_MAX_SLOTS || s.config.PROXY_FIFO_SLOTS > (1 << 30))
-    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
          "PYSHMEM_PROXY_FIFO_SLOTS=" + std::to_string(s.config.PROXY_FIFO_SLOTS) + " must be between " +
              std::to_string(PYSHMEM_FIFO_MAX_SLOTS) + " and 2^30");
   if (!(s.config.PROXY_TIMEOUT > 0))
-    fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_PROXY_TIMEOUT must be a positive number of seconds");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_PROXY_TIMEOUT must be a positive number of seconds");
   const auto timeout_ns = static_cast<uint64_t>(s.config.PROXY_TIMEOUT * 1e9);
   // GPU kernels need a ring of their own only when some PE's GPU heap is not mapped
   // here (another node): same-node GPU heaps are reached by load/store.
@@ -306,9 +315,9 @@ void proxy_stop(State& s) {
   const uint32_t status = g_proxy->fifo()->status;
   const std::string message = g_proxy->fifo()->message;
   g_proxy.reset();
-  if (status) fail(static_cast<pyshmem_status>(status), "finalize", message);
+  if (status) fail(static_cast<pyshmem_status>(status), "pyshmem.finalize", message);
   if (!drained)
-    fail(PYSHMEM_ERR_TIMEOUT, "finalize",
+    fail(PYSHMEM_ERR_TIMEOUT, "pyshmem.finalize",
          "device-API requests were still queued for the proxy after PYSHMEM_PROXY_TIMEOUT seconds "
          "(a producer reserved FIFO slots and never wrote them)");
 }

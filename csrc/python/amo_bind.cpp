@@ -26,10 +26,10 @@ bool gpu_atomic(const char* call, int op, int code, const Buffer& t, const unsig
   uint64_t v = 0, c = 0;
   std::memcpy(&v, value, 8);
   std::memcpy(&c, cond, 8);
-  PyObject* r = PyObject_CallFunction(g_gpu_amo, "iiKKKiO", op, code, static_cast<unsigned long long>(
+  PyObject* r = PyObject_CallFunction(g_gpu_amo, "iiKKKiOs", op, code, static_cast<unsigned long long>(
                                           reinterpret_cast<uintptr_t>(t.data())),
                                       static_cast<unsigned long long>(v), static_cast<unsigned long long>(c), pe,
-                                      fetching ? Py_True : Py_False);
+                                      fetching ? Py_True : Py_False, call);
   if (!r) return false;
   if (fetching) {
     const uint64_t bits = PyLong_AsUnsignedLongLong(r);
@@ -145,13 +145,13 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
     return nullptr;
   void* fetch_ptr = r.fetching ? (r.nbi ? static_cast<void*>(f.data()) : static_cast<void*>(old)) : nullptr;
   if (t.gpu) {  // done (and fetched) on return; an nbi form's fetch is a host array written now
-    if (!run_guarded([&] { require_pe(c, pe); })) return nullptr;
+    if (!run_guarded(c, [&] { require_pe(c, pe); })) return nullptr;
     if (!gpu_atomic(c, r.op, code, t, value, cond, r.fetching, pe, old)) return nullptr;
     if (r.fetching && r.nbi) std::memcpy(fetch_ptr, old, PYSHMEM_DTYPE_SIZE(code));
     if (r.fetching && !r.nbi) return from_element(code, old);
     Py_RETURN_NONE;
   }
-  bool ok = run_guarded([&] {
+  bool ok = run_guarded(c, [&] {
     atomic(r.op, code, t.data(), r.has_value ? value : nullptr, r.has_cond ? cond : nullptr, fetch_ptr, pe, c);
   });
   if (!ok) return nullptr;

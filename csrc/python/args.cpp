@@ -271,7 +271,9 @@ bool parse_int(const char* call, const char* role, PyObject* obj, long long* out
   if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
   int overflow;
   if (!as_index(call, role, obj, out, &overflow)) return false;
-  if (overflow) return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, std::string(role) + " is out of range");
+  if (overflow)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 std::string(role) + " is out of range; it must fit in a signed 64-bit integer");
   return true;
 }
 
@@ -348,12 +350,22 @@ bool to_element(const char* call, const char* role, PyObject* obj, int code, voi
       fits = s >= -lim && s < lim;
     }
   }
-  Py_DECREF(idx);
   if (!fits) {
     PyErr_Clear();
+    PyObject* text = PyObject_Str(idx);
+    const std::string shown = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : "the value";
+    Py_XDECREF(text);
+    Py_DECREF(idx);
+    PyErr_Clear();
+    const int bits = static_cast<int>(size * 8);
+    const std::string range = is_unsigned ? "0..2**" + std::to_string(bits) + "-1"
+                                          : "-2**" + std::to_string(bits - 1) + "..2**" + std::to_string(bits - 1) + "-1";
     return raise(error_class(PYSHMEM_ERR_OVERFLOW), call,
-                 std::string(role) + " does not fit in the array's element type");
+                 std::string(role) + " " + shown + " does not fit in the array's element type (" +
+                     (is_unsigned ? "uint" : "int") + std::to_string(bits) + ": " + range +
+                     "); pass a value in that range or use a wider dtype");
   }
+  Py_DECREF(idx);
   if (is_unsigned) std::memcpy(out, &u, size);  // little-endian: low bytes first
   else std::memcpy(out, &s, size);
   return true;
@@ -424,12 +436,12 @@ bool check_ctx(const char* call, PyObject* ctx, int* pe) {
   Py_DECREF(t);
   if (team == -1 && PyErr_Occurred()) return false;
   if (!pe || team == PYSHMEM_TEAM_WORLD) return true;
-  return run_guarded([&] {
+  return run_guarded(call, [&] {
     const pyshmem_team_desc& d = team_member_desc(static_cast<int>(team), call);
     if (*pe < 0 || *pe >= d.size)
       fail(PYSHMEM_ERR_PE_RANGE, call,
            "pe " + std::to_string(*pe) + " is not a PE of the context's team (team PEs are 0.." +
-               std::to_string(d.size - 1) + ")");
+               std::to_string(d.size - 1) + "); pass a team-relative PE number");
     *pe = team_world_pe(d, *pe);
   });
 }

@@ -134,7 +134,7 @@ PyObject* team_barrier(bool complete, PyObject* const* args, Py_ssize_t nargs, P
   PyObject* r = maybe_gpu(call, call + 8, nullptr, nullptr, nullptr, nullptr, a[0], a[1], &gpu);
   if (gpu) return r;
   if (!parse_team(call, a[0], &team)) return nullptr;
-  return done(run_guarded_nogil([&] { complete ? barrier(team, call) : team_sync(team, call); }));
+  return done(run_guarded_nogil(call, [&] { complete ? barrier(team, call) : team_sync(team, call); }));
 }
 
 PyObject* py_sync(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
@@ -164,7 +164,7 @@ PyObject* py_broadcast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   if (size > t.nelems || size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds target (" + std::to_string(t.nelems) +
                               ") or source (" + std::to_string(s.nelems) + ") elements"), nullptr;
-  return done(run_guarded_nogil(
+  return done(run_guarded_nogil(call, 
       [&] { broadcast(team, t.data(), s.data(), size_t(size) * t.itemsize, static_cast<int>(root), call); }));
 }
 
@@ -193,9 +193,9 @@ PyObject* gather(bool fixed, PyObject* const* args, Py_ssize_t nargs, PyObject* 
       return bad_size(call, "target holds " + std::to_string(t.nelems) + " elements; fcollect of size=" +
                                 std::to_string(size) + " over " + std::to_string(npes) + " PEs needs " +
                                 std::to_string(size * npes)), nullptr;
-    return done(run_guarded_nogil([&] { fcollect(team, t.data(), s.data(), bytes, call); }));
+    return done(run_guarded_nogil(call, [&] { fcollect(team, t.data(), s.data(), bytes, call); }));
   }
-  return done(run_guarded_nogil(
+  return done(run_guarded_nogil(call, 
       [&] { collect(team, t.data(), size_t(t.nelems) * t.itemsize, s.data(), bytes, size_t(t.itemsize), call); }));
 }
 
@@ -251,10 +251,10 @@ PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObje
     return bad_size(call, "size=" + std::to_string(size) + " per PE x " + std::to_string(npes) + " PEs exceeds target (" +
                               std::to_string(tcap) + ") or source (" + std::to_string(scap) + ") elements"), nullptr;
   if (strided)
-    return done(run_guarded_nogil([&] {
+    return done(run_guarded_nogil(call, [&] {
       alltoalls(team, t.data(), s.data(), tst, sst, size_t(size), size_t(t.itemsize), call);
     }));
-  return done(run_guarded_nogil([&] { alltoall(team, t.data(), s.data(), size_t(size) * t.itemsize, call); }));
+  return done(run_guarded_nogil(call, [&] { alltoall(team, t.data(), s.data(), size_t(size) * t.itemsize, call); }));
 }
 
 PyObject* py_alltoall(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
@@ -294,7 +294,7 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (size > t.nelems || size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds target (" + std::to_string(t.nelems) +
                               ") or source (" + std::to_string(s.nelems) + ") elements"), nullptr;
-  return done(run_guarded_nogil([&] { reduce(team, t.data(), s.data(), size_t(size), dtype, op, call); }));
+  return done(run_guarded_nogil(call, [&] { reduce(team, t.data(), s.data(), size_t(size), dtype, op, call); }));
 }
 
 #define FAST(name, doc) \

@@ -75,7 +75,9 @@ bool errors_register(PyObject* module) {
   return true;
 }
 
-void set_error(const Error& e) { PyErr_SetString(error_class(e.status()), e.what()); }
+void set_error(const Error& e, const char* call) {
+  PyErr_SetString(error_class(e.status()), error_message(e, call).c_str());
+}
 
 void install_interrupt_hook() { g_interrupt_hook = interrupt_hook; }
 

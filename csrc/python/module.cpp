@@ -31,14 +31,14 @@ static PyObject* g_auto_init = nullptr;
 
 bool ensure_init(const char* call) {
   if (state().initialized) return true;
-  if (state().finalized) return run_guarded([call] { require_init(call); });
+  if (state().finalized) return run_guarded(call, [call] { require_init(call); });
   if (g_auto_init) {
     PyObject* r = PyObject_CallNoArgs(g_auto_init);
     if (!r) return false;
     Py_DECREF(r);
     return true;
   }
-  return run_guarded([call] { require_init(call); });
+  return run_guarded(call, [call] { require_init(call); });
 }
 
 }  // namespace py

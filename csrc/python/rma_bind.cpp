@@ -56,8 +56,8 @@ Py_ssize_t elem_stride(const Buffer& b) {
 }
 
 template <class F>
-bool run_maybe_nogil(Py_ssize_t bytes, F&& f) {
-  return bytes < kReleaseGilBytes ? run_guarded(f) : run_guarded_nogil(f);
+bool run_maybe_nogil(const char* call, Py_ssize_t bytes, F&& f) {
+  return bytes < kReleaseGilBytes ? run_guarded(call, f) : run_guarded_nogil(call, f);
 }
 
 // put_signal(_nbi) with a GPU array as target, source or signal: the data with a GPU
@@ -79,7 +79,7 @@ PyObject* gpu_put_signal(const char* call, const Buffer& t, const Buffer& s, con
   char* sd = s.data();
   uint64_t* sp = reinterpret_cast<uint64_t*>(sig.data());
   const int amo_op = sigop == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET;
-  if (!run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] {
+  if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] {
         if (t.gpu) gpu_put(reinterpret_cast<uint64_t>(td), reinterpret_cast<uint64_t>(sd), nbytes, pe, 0, call);
         else putmem(td, sd, nbytes, pe, call);
         fence();
@@ -109,7 +109,7 @@ PyObject* gpu_strided(const char* call, RmaKind kind, const Buffer& t, const Buf
   char* td = t.data();
   char* sd = s.data();
   const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
-  if (!run_maybe_nogil(static_cast<Py_ssize_t>(nelems * elem), [&] {
+  if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nelems * elem), [&] {
         for (size_t i = 0; i < nelems; ++i) {
           const uint64_t to = reinterpret_cast<uint64_t>(td + i * dstep), from = reinterpret_cast<uint64_t>(sd + i * sstep);
           if (kind == kPut) gpu_put(to, from, elem, pe, 0, call);
@@ -213,16 +213,16 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
     // Truly non-blocking (UCX): the source is read after this call returns, so it is
     // held until a quiet; past a bound the puts are completed now (OpenSHMEM allows it).
     if (nbi_sources_held() >= kMaxHeldNbiSources) {
-      if (!run_guarded_nogil([] { quiet(); })) return nullptr;
+      if (!run_guarded_nogil(call, [] { quiet(); })) return nullptr;
       nbi_sources_release();
     }
     if (!nbi_source_hold(a[1])) return nullptr;
     // Large puts may still copy in the call (UCX's cma protocol is synchronous): let
     // other Python threads run meanwhile.
-    if (!run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
+    if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
     Py_RETURN_NONE;
   }
-  bool ok = run_maybe_nogil(static_cast<Py_ssize_t>(nbytes), [&] {
+  bool ok = run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] {
     if (with_signal && flat) {
       putmem_signal(td, sd, nbytes, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
     } else if (with_signal) {

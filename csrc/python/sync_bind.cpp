@@ -14,8 +14,8 @@ namespace py {
 namespace {
 
 template <class F>
-bool run_nogil(F&& f) {
-  return run_guarded_nogil(f);
+bool run_nogil(const char* call, F&& f) {
+  return run_guarded_nogil(call, f);
 }
 
 // ivar: 1-element integer buffer; fills code.
@@ -47,14 +47,14 @@ PyObject* wait_or_test(bool blocking, PyObject* const* args, Py_ssize_t nargs, P
   if (b.gpu) {  // symmetric GPU memory: each poll is a copy (host/gpu_wait.cpp)
     const uint64_t at = reinterpret_cast<uint64_t>(b.data());
     bool hit = false;
-    if (!blocking) return run_guarded([&] { hit = gpu_test(at, code, cmp, value, call); }) ? PyBool_FromLong(hit) : nullptr;
-    if (!run_nogil([&] { gpu_wait_until(at, code, cmp, value, call); })) return nullptr;
+    if (!blocking) return run_guarded(call, [&] { hit = gpu_test(at, code, cmp, value, call); }) ? PyBool_FromLong(hit) : nullptr;
+    if (!run_nogil(call, [&] { gpu_wait_until(at, code, cmp, value, call); })) return nullptr;
     Py_RETURN_NONE;
   }
   bool hit = false;
-  if (!run_guarded([&] { hit = test(b.data(), code, cmp, value, call); })) return nullptr;
+  if (!run_guarded(call, [&] { hit = test(b.data(), code, cmp, value, call); })) return nullptr;
   if (!blocking) return PyBool_FromLong(hit);
-  if (!hit && !run_nogil([&] { wait_until(b.data(), code, cmp, value, call); })) return nullptr;
+  if (!hit && !run_nogil(call, [&] { wait_until(b.data(), code, cmp, value, call); })) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -87,23 +87,25 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  "ivars is " + type_name(iv) + "; wait/test variables must be int16/32/64 or uint16/32/64"),
            nullptr;
-  if (!iv.contiguous) return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, "ivars must be contiguous"), nullptr;
+  if (!iv.contiguous) return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call, "ivars must be contiguous (a step-1 slice of a symmetric array)"), nullptr;
   const int* status = nullptr;
   if (args[7] != Py_None) {
     if (!get_buffer(call, "status", args[7], false, &st)) return nullptr;
     if (st.nelems < iv.nelems)
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
-                   "status has " + std::to_string(st.nelems) + " entries but ivars has " + std::to_string(iv.nelems)),
+                   "status has " + std::to_string(st.nelems) + " entries but ivars has " + std::to_string(iv.nelems) +
+                       "; pass one status entry per ivar (0 = include it, 1 = skip it)"),
              nullptr;
     if (st.kind != 'i' || st.itemsize != sizeof(int) || !st.contiguous)
-      return raise(error_class(PYSHMEM_ERR_TYPE), call, "status must be a contiguous array of C ints"), nullptr;
+      return raise(error_class(PYSHMEM_ERR_TYPE), call, "status must be a contiguous array of C ints; pass np.zeros(len(ivars), dtype=np.intc)"), nullptr;
     status = reinterpret_cast<const int*>(st.data());
   }
   if (vals.itemsize != iv.itemsize || !vals.contiguous || vals.nelems < 1)
-    return raise(error_class(PYSHMEM_ERR_TYPE), call, "values must be a contiguous array of the ivars' dtype"), nullptr;
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, "values must be a contiguous array of the ivars' dtype; pass np.asarray(values, dtype=ivars.dtype)"), nullptr;
   if (vector && vals.nelems < iv.nelems)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
-                 "values has " + std::to_string(vals.nelems) + " entries but ivars has " + std::to_string(iv.nelems)),
+                 "values has " + std::to_string(vals.nelems) + " entries but ivars has " + std::to_string(iv.nelems) +
+                     "; the vector forms take one value per ivar"),
            nullptr;
   std::vector<size_t> idx;
   size_t r = 0;
@@ -116,11 +118,11 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       r = wait_vector(static_cast<WaitMode>(mode), block, iv.data(), static_cast<size_t>(iv.nelems), status, code,
                       cmp, vals.data(), vector, &idx, call);
   };
-  if (!run_guarded([&] { body(false); })) return nullptr;
+  if (!run_guarded(call, [&] { body(false); })) return nullptr;
   bool done = mode == kWaitAll ? r == 1 : (mode == kWaitAny ? r != SIZE_MAX : r > 0);
   if (blocking && !done) {
     // An all-excluded status set finishes immediately in body(false) already.
-    if (!run_nogil([&] { body(true); })) return nullptr;
+    if (!run_nogil(call, [&] { body(true); })) return nullptr;
   }
   if (mode == kWaitAll) return PyBool_FromLong(r == 1);
   if (mode == kWaitAny) {
@@ -156,7 +158,7 @@ PyObject* py_signal_fetch(PyObject*, PyObject* const* args, Py_ssize_t nargs, Py
   if (!parse_args("signal_fetch", args, nargs, kw, names, 1, 1, a) || !ensure_init(call) || !get_signal(call, a[0], &b))
     return nullptr;
   uint64_t v = 0;
-  if (!run_guarded([&] {
+  if (!run_guarded(call, [&] {
         v = b.gpu ? gpu_signal_fetch(reinterpret_cast<uint64_t>(b.data()), call)
                   : signal_fetch(reinterpret_cast<uint64_t*>(b.data()), call);
       }))
@@ -175,18 +177,18 @@ PyObject* py_signal_wait_until(PyObject*, PyObject* const* args, Py_ssize_t narg
       !get_signal(call, a[0], &b) || !parse_cmp(call, a[1], &cmp) || !to_element(call, "value", a[2], PYSHMEM_UINT64, &value))
     return nullptr;
   if (b.gpu) {
-    if (!run_nogil([&] { v = gpu_signal_wait_until(reinterpret_cast<uint64_t>(b.data()), cmp, value, call); }))
+    if (!run_nogil(call, [&] { v = gpu_signal_wait_until(reinterpret_cast<uint64_t>(b.data()), cmp, value, call); }))
       return nullptr;
     return PyLong_FromUnsignedLongLong(v);
   }
   uint64_t* sig = reinterpret_cast<uint64_t*>(b.data());
   bool hit = false;
-  if (!run_guarded([&] {
+  if (!run_guarded(call, [&] {
         v = signal_fetch(sig, call);
         hit = compare(&v, PYSHMEM_UINT64, cmp, &value);
       }))
     return nullptr;
-  if (!hit && !run_nogil([&] { v = signal_wait_until(sig, cmp, value, call); })) return nullptr;
+  if (!hit && !run_nogil(call, [&] { v = signal_wait_until(sig, cmp, value, call); })) return nullptr;
   return PyLong_FromUnsignedLongLong(v);
 }
 
@@ -194,7 +196,7 @@ PyObject* ordering(const char* call, void (*op)(), PyObject* const* args, Py_ssi
   static const char* const names[] = {"ctx"};
   PyObject* a[1];
   if (!parse_args(call + 8, args, nargs, kw, names, 1, 0, a) || !ensure_init(call) || !check_ctx(call, a[0], nullptr)) return nullptr;
-  if (!run_guarded(op)) return nullptr;
+  if (!run_guarded(call, op)) return nullptr;
   if (op == quiet) nbi_sources_release();  // every put_nbi is complete: its source may go
   Py_RETURN_NONE;
 }
@@ -208,7 +210,7 @@ PyObject* py_quiet(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
 PyObject* barrier(const char* call, void (*op)(const char*), Py_ssize_t nargs) {
   if (nargs) return PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() takes no arguments", call + 8), nullptr;
   if (!ensure_init(call)) return nullptr;
-  if (!run_nogil([&] { op(call); })) return nullptr;
+  if (!run_nogil(call, [&] { op(call); })) return nullptr;
   if (op == barrier_all) nbi_sources_release();  // barrier_all includes quiet
   Py_RETURN_NONE;
 }
@@ -233,22 +235,22 @@ PyObject* py_set_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   if (!get_lock("pyshmem.set_lock", args, nargs, kw, &b)) return nullptr;
   auto* lock = reinterpret_cast<int64_t*>(b.data());
   bool got = false;
-  if (!run_guarded([&] { got = test_lock(lock, "pyshmem.set_lock"); })) return nullptr;
+  if (!run_guarded("pyshmem.set_lock", [&] { got = test_lock(lock, "pyshmem.set_lock"); })) return nullptr;
   // test_lock only takes a free lock; set_lock queues for a ticket instead.
-  if (!got && !run_nogil([&] { set_lock(lock, "pyshmem.set_lock"); })) return nullptr;
+  if (!got && !run_nogil("pyshmem.set_lock", [&] { set_lock(lock, "pyshmem.set_lock"); })) return nullptr;
   Py_RETURN_NONE;
 }
 PyObject* py_test_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   Buffer b;
   if (!get_lock("pyshmem.test_lock", args, nargs, kw, &b)) return nullptr;
   bool got = false;
-  if (!run_guarded([&] { got = test_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.test_lock"); })) return nullptr;
+  if (!run_guarded("pyshmem.test_lock", [&] { got = test_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.test_lock"); })) return nullptr;
   return PyBool_FromLong(!got);  // OpenSHMEM/shmem4py: False means "acquired"
 }
 PyObject* py_clear_lock(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
   Buffer b;
   if (!get_lock("pyshmem.clear_lock", args, nargs, kw, &b)) return nullptr;
-  if (!run_guarded([&] { clear_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.clear_lock"); })) return nullptr;
+  if (!run_guarded("pyshmem.clear_lock", [&] { clear_lock(reinterpret_cast<int64_t*>(b.data()), "pyshmem.clear_lock"); })) return nullptr;
   nbi_sources_release();  // clear_lock includes quiet
   Py_RETURN_NONE;
 }

@@ -72,7 +72,7 @@ void check_config(const char* call, const TeamConfig& c, long mask) {
   if (mask & ~kTeamConfigNumContexts)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "config_mask " + std::to_string(mask) + " has unknown bits; only num_contexts exists");
   if ((mask & kTeamConfigNumContexts) && c.num_contexts < 0)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "num_contexts must be >= 0");
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "num_contexts must be >= 0 (got " + std::to_string(c.num_contexts) + ")");
 }
 
 // One collective round over `parent`. `split` (4 words: which split and its arguments
@@ -150,7 +150,7 @@ struct PoolShape {
 PoolShape pool_shape(const State& s) {
   const long long max = s.config.MAX_TEAMS;
   if (max < 2 || max > PYSHMEM_TEAM_MAX_INDEX)
-    fail(PYSHMEM_ERR_INVALID_ARG, "init",
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
          "PYSHMEM_MAX_TEAMS=" + std::to_string(max) + " must be between 2 and " + std::to_string(PYSHMEM_TEAM_MAX_INDEX));
   PoolShape p;
   p.max_teams = static_cast<uint32_t>(max);

@@ -27,7 +27,7 @@ void transport_route_all(State& s) {
       reasons += std::string(reasons.empty() ? "" : "; ") + (*t)->name + ": not on this node";
     }
     if (!s.route[pe])
-      fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init",
+      fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "pyshmem.init",
            "no transport reaches PE " + std::to_string(pe) + " (" + reasons +
                ")");
   }
@@ -50,7 +50,7 @@ void transport_setup_all(State& s) {
     if (!(used & (1u << i)) || !(*t)->setup) continue;
     std::string why;
     if (!(*t)->available(&why))
-      fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "init", std::string((*t)->name) + " is needed by other PEs but: " + why);
+      fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "pyshmem.init", std::string((*t)->name) + " is needed by other PEs but: " + why);
     (*t)->setup(s);
     g_set_up.push_back(*t);
   }

@@ -69,10 +69,11 @@ else:
         from numba import cuda
 
         from pyshmem.errors import InvalidArgumentError
+        from pyshmem.runtime import where
 
         if not hasattr(x, "__cuda_array_interface__"):
             raise InvalidArgumentError(
-                "pyshmem.device.array: this is host memory; GPU kernels need symmetric GPU arrays "
+                f"{where('device.array')}: this is host memory; GPU kernels need symmetric GPU arrays "
                 "(pyshmem.cuda.zeros / pyshmem.device.zeros), or run under the Numba CUDA simulator "
                 "(shmemrun --sim) to use host arrays")
         return cuda.as_cuda_array(x)

@@ -19,6 +19,7 @@ from numba.core.extending import intrinsic
 from pyshmem.device import _shims
 from pyshmem.device._table import OPS
 from pyshmem.errors import ShmemTypeError
+from pyshmem.runtime import where
 
 _I8P = ir.IntType(8).as_pointer()
 _I32 = ir.IntType(32)
@@ -48,7 +49,7 @@ def _tag(call, dtype, allowed):
     tag = _TAG_OF.get(dtype)
     if tag not in allowed:
         names = ", ".join(str(t) for t, g in _TAG_OF.items() if g in allowed)
-        raise ShmemTypeError(f"pyshmem.device.{call}: element type {dtype} is not supported; use {names}")
+        raise ShmemTypeError(f"{where('device.' + call)}: element type {dtype} is not supported; use {names}")
     return tag
 
 
@@ -62,7 +63,7 @@ def _contiguous(call, *arrays):
     for a in arrays:
         if a.layout not in ("C", "F"):
             raise ShmemTypeError(
-                f"pyshmem.device.{call}: {a} is not contiguous; pass a contiguous array or slice "
+                f"{where('device.' + call)}: {a} is not contiguous; pass a contiguous array or slice "
                 "(x[i:j]), or use iput/iget with element strides"
             )
     return True

@@ -20,6 +20,7 @@ import numpy as np
 import pyshmem
 from pyshmem.device._table import OPS
 from pyshmem.errors import ShmemTypeError
+from pyshmem.runtime import where
 
 
 def array(x):
@@ -35,7 +36,7 @@ def array(x):
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
     if not isinstance(x, np.ndarray):
-        raise ShmemTypeError(f"pyshmem.device.array: expected a NumPy array, got {type(x).__name__}")
+        raise ShmemTypeError(f"{where('device.array')}: expected a NumPy array, got {type(x).__name__}")
     return FakeCUDAArray(x)
 
 
@@ -50,7 +51,7 @@ def _arr(x, role):
     if isinstance(ary, np.ndarray):
         return ary
     raise ShmemTypeError(
-        f"pyshmem.device: {role} must be an array (a kernel argument or a slice of one), not {type(x).__name__}"
+        f"{where('device')}: {role} must be an array (a kernel argument or a slice of one), not {type(x).__name__}"
     )
 
 

@@ -84,7 +84,7 @@ def test_cuda_backend_failing_driver_is_a_clear_error(fake_driver):
     code = "import pyshmem\ntry:\n    pyshmem.init()\nexcept OSError as e:\n    print('ERR', e)\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**_base_env(), **_env(fake_driver, FAKE_CUDA_INIT_ERROR="100")})
-    assert "ERR init on PE 0: PYSHMEM_BACKEND=cuda but PE 0: cuInit failed" in proc.stdout, proc.stdout + proc.stderr
+    assert "ERR pyshmem.init on PE 0: PYSHMEM_BACKEND=cuda but PE 0: cuInit failed" in proc.stdout, proc.stdout + proc.stderr
     assert "(CUDA error 100); use PYSHMEM_BACKEND=cpu" in proc.stdout, proc.stdout
 
 

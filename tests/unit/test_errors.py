@@ -542,7 +542,9 @@ def test_sigop_of_the_wrong_type(arrays):
 def test_signal_value_range(arrays):
     with pytest.raises(OverflowError) as info:
         shmem.put_signal(arrays["i64"], np.ones(4, np.int64), 0, arrays["sig"], -1, shmem.SIGNAL_SET)
-    assert str(info.value).startswith(where("put_signal")) and "value does not fit" in str(info.value)
+    msg = str(info.value)
+    assert msg.startswith(where("put_signal")) and "value -1 does not fit" in msg, msg
+    assert "(uint64: 0..2**64-1)" in msg and "wider dtype" in msg, msg
 
 
 def test_signal_must_be_a_one_element_uint64_array(arrays):
@@ -756,7 +758,8 @@ def test_bad_environment_variable(name, value, kind):
     lines = proc.stdout.splitlines()
     for line in lines[:2]:  # init() and the auto-init of the first call both explain it
         assert line.startswith("InvalidArgumentError|True|"), out
-        assert f"environment variable {name}='{value}' is not {kind}" in line, line
+        # Parsed before the PE is known: the call is named, no PE yet.
+        assert f"|pyshmem.init: environment variable {name}='{value}' is not {kind}" in line, line
         assert "fix or unset it" in line, line
     assert lines[2] == "INITIALIZED False", out
 

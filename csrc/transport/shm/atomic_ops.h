@@ -41,7 +41,7 @@ void amo_int(int op, T* addr, const void* value, const void* cond, void* fetch) 
     case PYSHMEM_AMO_AND: old = __atomic_fetch_and(addr, v, o); break;
     case PYSHMEM_AMO_OR: old = __atomic_fetch_or(addr, v, o); break;
     case PYSHMEM_AMO_XOR: old = __atomic_fetch_xor(addr, v, o); break;
-    default: throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(op));
+    default: fail_inner(PYSHMEM_ERR_INTERNAL, "atomics", "unknown atomic operation " + std::to_string(op));
   }
   if (fetch) std::memcpy(fetch, &old, sizeof old);
 }
@@ -59,9 +59,9 @@ void amo_float(int op, F* addr, const void* value, void* fetch) {
     case PYSHMEM_AMO_SET: __atomic_store_n(bits, v, o); return;
     case PYSHMEM_AMO_SWAP: old = __atomic_exchange_n(bits, v, o); break;
     default:
-      throw Error(PYSHMEM_ERR_TYPE,
-                  "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); "
-                  "use an integer array for add/inc/compare_swap/bitwise operations");
+      fail_inner(PYSHMEM_ERR_TYPE, nullptr,
+                 "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); "
+                 "use an integer array for add/inc/compare_swap/bitwise operations");
   }
   if (fetch) std::memcpy(fetch, &old, sizeof old);
 }
@@ -79,7 +79,10 @@ inline void amo_local(int op, int dtype, void* addr, const void* value, const vo
     case PYSHMEM_UINT64: return amo_int(op, static_cast<uint64_t*>(addr), value, cond, fetch);
     case PYSHMEM_FLOAT32: return amo_float<float, uint32_t>(op, static_cast<float*>(addr), value, fetch);
     case PYSHMEM_FLOAT64: return amo_float<double, uint64_t>(op, static_cast<double*>(addr), value, fetch);
-    default: throw Error(PYSHMEM_ERR_TYPE, "unsupported element type code " + std::to_string(dtype) + " for atomics");
+    default:
+      fail_inner(PYSHMEM_ERR_TYPE, nullptr,
+                 "atomics take int8..int64, uint8..uint64, float32 and float64 elements (type code " +
+                     std::to_string(dtype) + ")");
   }
 }
 

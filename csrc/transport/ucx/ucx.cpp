@@ -65,13 +65,16 @@ Ucx g;
 
 const ucx::Ucp& lib() { return *g.u; }
 
+// Errors of this transport are unlocated (fail_inner): the API call that reached UCX
+// puts its name and PE in front.
 [[noreturn]] void ucx_fail(const char* what, ucs_status_t st, int pe = -1) {
-  std::string msg = std::string("UCX: ") + what + " failed: " + lib().ucs_status_string(st);
-  if (pe >= 0) msg += " (PE " + std::to_string(pe) + ")";
-  throw Error(st == UCS_ERR_UNREACHABLE || st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_CONNECTION_RESET
-                  ? PYSHMEM_ERR_BOOTSTRAP
-                  : PYSHMEM_ERR_SYSTEM,
-              msg);
+  const bool lost = st == UCS_ERR_UNREACHABLE || st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_CONNECTION_RESET;
+  std::string msg = std::string(what) + " failed: " + lib().ucs_status_string(st);
+  if (pe >= 0) msg += " (toward PE " + std::to_string(pe) + ")";
+  msg += lost ? "; that PE is unreachable: its process stopped, or the network between the nodes is down"
+              : "; UCX_LOG_LEVEL=info shows why, and python -m pyshmem info the UCX library and transports in use "
+                "(UCX_TLS selects them)";
+  fail_inner(lost ? PYSHMEM_ERR_BOOTSTRAP : PYSHMEM_ERR_SYSTEM, "UCX", msg);
 }
 
 void check(const char* what, ucs_status_t st, int pe = -1) {
@@ -90,8 +93,8 @@ Clock::time_point deadline_from_now() {
   const std::string who = pe >= 0 ? "PE " + std::to_string(pe) : std::string("a PE on another node");
   char secs[32];
   std::snprintf(secs, sizeof secs, "%g", g.timeout_s);
-  throw Error(PYSHMEM_ERR_TIMEOUT,
-              "UCX on PE " + std::to_string(state().pe) + ": " + what + " toward " + who +
+  fail_inner(PYSHMEM_ERR_TIMEOUT, "UCX",
+             std::string(what) + " toward " + who +
                   " did not complete within PYSHMEM_TRANSPORT_TIMEOUT=" + secs + " s: " + who +
                   " is unreachable (network link down, or its process stopped). Check the link; raise "
                   "PYSHMEM_TRANSPORT_TIMEOUT only for transfers that are legitimately that slow");
@@ -232,7 +235,7 @@ void ucx_setup(State& s) {
   g.dirty_pe.reset(new std::atomic<uint8_t>[static_cast<size_t>(std::max(s.npes, 1))]());
   g.timeout_s = s.config.TRANSPORT_TIMEOUT;
   if (!(g.timeout_s > 0))
-    fail(PYSHMEM_ERR_INVALID_ARG, "init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
   g_progress_hook = progress_hook;
   log_debug("ucx: %s, heap registered, endpoints to %d PE(s)", lib().ucp_get_version_string(),
             static_cast<int>(std::count_if(g.ep.begin(), g.ep.end(), [](ucp_ep_h e) { return e != nullptr; })));
@@ -306,14 +309,15 @@ void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
 void ucx_amo(State& s, const AmoArgs& a) {
   const size_t size = PYSHMEM_DTYPE_SIZE(a.dtype);
   if (size != 4 && size != 8)
-    throw Error(PYSHMEM_ERR_NOT_IMPLEMENTED,
-                "atomics on " + std::to_string(size) + "-byte elements of a PE on another node (PE " +
-                    std::to_string(a.pe) + ") are not supported: UCX atomics are 4 and 8 bytes wide");
+    fail_inner(PYSHMEM_ERR_NOT_IMPLEMENTED, "UCX",
+               "atomics on " + std::to_string(size) + "-byte elements of a PE on another node (PE " +
+                   std::to_string(a.pe) + ") are not supported: UCX atomics are 4 and 8 bytes wide; use an "
+                   "int32/int64 (or uint32/uint64) array");
   const bool is_float = (a.dtype & 0xf0) == 0x20;
   if (is_float && a.op != PYSHMEM_AMO_FETCH && a.op != PYSHMEM_AMO_SET && a.op != PYSHMEM_AMO_SWAP)
-    throw Error(PYSHMEM_ERR_TYPE,
-                "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); use an integer "
-                "array for add/inc/compare_swap/bitwise operations");
+    fail_inner(PYSHMEM_ERR_TYPE, "UCX",
+               "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); use an integer "
+               "array for add/inc/compare_swap/bitwise operations");
   uint64_t operand = 0, reply = 0;
   if (a.value) std::memcpy(&operand, a.value, size);
   ucp_atomic_op_t op = UCP_ATOMIC_OP_ADD;
@@ -334,7 +338,7 @@ void ucx_amo(State& s, const AmoArgs& a) {
     case PYSHMEM_AMO_AND: op = UCP_ATOMIC_OP_AND; break;
     case PYSHMEM_AMO_OR: op = UCP_ATOMIC_OP_OR; break;
     case PYSHMEM_AMO_XOR: op = UCP_ATOMIC_OP_XOR; break;
-    default: throw Error(PYSHMEM_ERR_INVALID_ARG, "unknown atomic operation " + std::to_string(a.op));
+    default: fail_inner(PYSHMEM_ERR_INTERNAL, "UCX", "unknown atomic operation " + std::to_string(a.op));
   }
   if (need_reply) note_transport_op();
   else mark_dirty(a.pe);
