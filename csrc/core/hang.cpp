@@ -55,20 +55,22 @@ const WaitInfo* current_wait() { return t_wait; }
 
 bool hang_wait_published() { return t_published; }
 
-void hang_publish_wait() {
+void hang_publish_wait() { hang_publish(t_wait); }
+
+void hang_publish(const WaitInfo* info) {
   SysArea* a = my_sys();
   if (!a || t_proxy_thread || t_published) return;
   pyshmem_sys_wait w{};
   w.since_ns = monotonic_ns();
   w.offset = UINT64_MAX;
   w.dtype = w.cmp = w.peer = -1;
-  std::snprintf(w.call, sizeof w.call, "%s", t_wait ? t_wait->call : "a pyshmem wait");
-  if (t_wait) {
-    w.offset = hang_heap_offset(t_wait->object);
-    w.dtype = t_wait->dtype;
-    w.cmp = t_wait->cmp;
-    w.value = t_wait->value;
-    w.peer = t_wait->peer;
+  std::snprintf(w.call, sizeof w.call, "%s", info ? info->call : "a pyshmem wait");
+  if (info) {
+    w.offset = hang_heap_offset(info->object);
+    w.dtype = info->dtype;
+    w.cmp = info->cmp;
+    w.value = info->value;
+    w.peer = info->peer;
   }
   a->wait = w;  // readers look at it only after `active` is set (release below)
   __atomic_store_n(&a->wait.active, 1, __ATOMIC_RELEASE);

@@ -70,6 +70,9 @@ const WaitInfo* current_wait();
 // Publishes the calling thread's current wait in this PE's system area, once per wait
 // (Backoff calls it when it stops spinning).
 void hang_publish_wait();
+// Publishes `info` (copied) as the calling thread's wait: for waits that are not in a
+// WaitScope (the device API's CPU build, through the device state's wait_hook).
+void hang_publish(const WaitInfo* info);
 // Clears the published wait (the wait ended).
 void hang_clear_wait();
 

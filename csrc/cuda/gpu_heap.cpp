@@ -142,13 +142,15 @@ void fill_state(const State& s) {
   g.state.user_offset = kSysAreaBytes;
   g.state.peer_flags = reinterpret_cast<const uint8_t*>(flags_at);
   g.state.proxy = nullptr;  // set by gpu_state_set_proxy once the proxy runs
+  g.state.wait_timeout_ns = s.config.TIMEOUT > 0 ? static_cast<uint64_t>(s.config.TIMEOUT * 1e9) : 0;
+  g.state.wait_hook = nullptr;  // GPU threads print and trap instead (device/common.cuh)
 }
 
 void create(State& s, const std::string& token) {
   pick_device(s);
   const CUmemAllocationProp prop = allocation_prop();
   size_t gran = 0;
-  PYSHMEM_CU_CHECK(*g.d, "init", cuMemGetAllocationGranularity, &gran, &prop,
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemGetAllocationGranularity, &gran, &prop,
                    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
   // The team slots and a copy of the team table follow the user heap (team/team.h).
   g.team_bytes = s.team_pool_bytes + s.team_table_bytes;

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/state.h"
+#include "host/hang_report.h"
 #include "proxy/proxy.h"
 #include "team/team.h"
 #include "pyshmem/device_state.h"
@@ -13,7 +14,8 @@ static_assert(offsetof(pyshmem_device_state, heap_base) == 16, "device state lay
 static_assert(offsetof(pyshmem_device_state, peer_flags) == 48, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, proxy) == 56, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, teams) == 64, "device state layout is an ABI");
-static_assert(sizeof(pyshmem_device_state) == 96, "device state layout is an ABI");
+static_assert(offsetof(pyshmem_device_state, wait_timeout_ns) == 96, "device state layout is an ABI");
+static_assert(sizeof(pyshmem_device_state) == 112, "device state layout is an ABI");
 static_assert(sizeof(pyshmem_team_desc) == 32, "team table layout is an ABI");
 
 namespace pyshmem {
@@ -38,6 +40,8 @@ void device_state_fill(const State& s) {
   g_state.user_offset = kSysAreaBytes;
   g_state.peer_flags = g_peer_flags.data();
   g_state.proxy = proxy_fifo(s);
+  g_state.wait_timeout_ns = static_cast<uint64_t>(g_hang_timeout_ns);  // set by hang_init, earlier in init
+  g_state.wait_hook = device_wait_hook;
   team_device_fill(&g_state);
 }
 

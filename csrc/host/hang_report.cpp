@@ -158,7 +158,9 @@ std::string build_report(State& s, int64_t waited_ns) {
   }
   std::string out = "pyshmem: PYSHMEM_TIMEOUT=" + seconds(g_hang_timeout_ns) + " expired on PE " + std::to_string(me) +
                     " after waiting " + seconds(waited_ns) + " in " +
-                    (current_wait() ? current_wait()->call : "a pyshmem wait") + ". What every PE is doing:\n";
+                    (current_wait() ? current_wait()->call
+                                    : r[me].ok && r[me].wait.active ? r[me].wait.call : "a pyshmem wait") +
+                    ". What every PE is doing:\n";
   for (int p = 0; p < s.npes; ++p) {
     const bool same_node = s.node_of_pe.empty() || s.node_of_pe[p] == s.node_of_pe[me];
     out += "  PE " + std::to_string(p) + ": ";
@@ -182,7 +184,8 @@ std::string build_report(State& s, int64_t waited_ns) {
     if (r[p].count > 0)
       out += "    its last operations (newest first, " + std::to_string(r[p].count) + " recorded):\n" + lines;
     else
-      out += "    it issued no put, get, atomic or signal since init\n";
+      out += "    it issued no host-API put, get, atomic or signal since init (device-API operations are "
+             "not recorded)\n";
   }
   out += "A wait that nobody can satisfy is a missing put/signal/atomic or a PE that never arrives. "
          "Every PE's Python stack follows (faulthandler). Unset PYSHMEM_TIMEOUT for unbounded waits.\n";
@@ -190,6 +193,24 @@ std::string build_report(State& s, int64_t waited_ns) {
 }
 
 }  // namespace
+
+void device_wait_hook(int phase, const char* call, const void* object, int32_t dtype, int32_t cmp, uint64_t value,
+                      int32_t peer, uint64_t waited_ns) {
+  if (phase == PYSHMEM_WAIT_POLL) {
+    check_global_exit();
+    return;
+  }
+  if (phase == PYSHMEM_WAIT_END) {
+    hang_clear_wait();
+    return;
+  }
+  // "pyshmem::" marks the device API in the report (the host API's calls are "pyshmem.").
+  char name[32];
+  std::snprintf(name, sizeof name, "pyshmem::%s", call ? call : "wait");
+  const WaitInfo info{name, object, dtype, cmp, value, peer};
+  hang_publish(&info);
+  if (phase == PYSHMEM_WAIT_EXPIRED) hang_expired(static_cast<int64_t>(waited_ns));
+}
 
 void hang_init(State& s) {
   const double t = s.config.TIMEOUT;

@@ -18,4 +18,9 @@ void hang_init(State& s);
 // kHangExitStatus. One PE reports per job (the first to claim PE 0's hang word).
 [[noreturn]] void hang_expired(int64_t waited_ns);
 
+// The device state's wait_hook (pyshmem/device_state.h): device-API waits of the CPU
+// build publish, clear and expire through it, so the report covers them too.
+void device_wait_hook(int phase, const char* call, const void* object, int32_t dtype, int32_t cmp, uint64_t value,
+                      int32_t peer, uint64_t waited_ns);
+
 }  // namespace pyshmem

@@ -39,6 +39,25 @@ def test_timeout_reports_who_waits_for_what():
     assert "a wait outlasted PYSHMEM_TIMEOUT" in out
 
 
+def test_timeout_covers_waits_in_device_code():
+    """The same deadlock inside CUDA C++ kernels on the CPU build of the device API: the
+    device waits (signal_wait_until, the device barrier) report like host waits."""
+    t0 = time.monotonic()
+    proc = run_pes("hang_device.py", 3, timeout=120, env={"PYSHMEM_TIMEOUT": "2"})
+    elapsed = time.monotonic() - t0
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 124, out
+    assert elapsed < 60, f"the job took {elapsed:.1f} s to end"
+    assert out.count("pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE ") == 1, out
+    assert "after waiting 2." in out and "in pyshmem::" in out, out
+    assert "PE 0: waits in pyshmem::signal_wait_until for 2." in out, out
+    assert "on allocation #2 (64 bytes at heap offset" in out and "until it is >= 1; it holds 0" in out, out
+    assert "PE 1: waits in pyshmem::barrier_all" in out and "needs PE 0 to act" in out, out
+    assert "(device-API operations are not recorded)" in out, out
+    assert 'hang_device.py", line 33 in <module>' in out, out  # the launch, in every PE's stack
+    assert "unreachable on PE" not in out
+
+
 @pytest.mark.skipif(ucx_unavailable() is not None, reason=str(ucx_unavailable()))
 def test_timeout_report_reads_remote_pes_over_ucx():
     proc = run_pes(HANG, 3, timeout=90, env={"PYSHMEM_TIMEOUT": "2", "PYSHMEM_REMOTE_ONLY": "1"})

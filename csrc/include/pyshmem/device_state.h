@@ -23,8 +23,8 @@ extern "C" {
 #endif
 
 /* Bumped when this struct or the proxy FIFO it points to changes layout (3: result cells,
- * 4: the team table and team synchronisation slots). */
-#define PYSHMEM_DEVICE_STATE_VERSION 4u
+ * 4: the team table and team synchronisation slots, 5: PYSHMEM_TIMEOUT for device waits). */
+#define PYSHMEM_DEVICE_STATE_VERSION 5u
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
 #define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
 #define PYSHMEM_STATE_PROXY_ALL 0x2u /* PYSHMEM_PROXY_ALL=1: every peer's operations use the proxy */
@@ -97,7 +97,20 @@ typedef struct pyshmem_device_state {
   uint32_t max_teams;         /* entries of `teams` */
   uint32_t team_rounds;       /* round counters per slot: ceil(log2(n_pes)), at least 1 */
   uint32_t pad0;
+  uint64_t wait_timeout_ns;   /* PYSHMEM_TIMEOUT in ns (0: device waits are unbounded) */
+  /* CPU build only (null in GPU memory): PYSHMEM_TIMEOUT's hook for device-API waits.
+   * phase PYSHMEM_WAIT_PUBLISH: the wait stopped spinning, record it for a report;
+   * PYSHMEM_WAIT_END: it ended; PYSHMEM_WAIT_EXPIRED: it outlasted wait_timeout_ns, so
+   * report every PE's waits and end the job (does not return); PYSHMEM_WAIT_POLL: a
+   * sleeping poll (every 64th), which exits the process when another PE called
+   * global_exit. */
+  void (*wait_hook)(int phase, const char* call, const void* object, int32_t dtype, int32_t cmp, uint64_t value,
+                    int32_t peer, uint64_t waited_ns);
 } pyshmem_device_state;
+#define PYSHMEM_WAIT_PUBLISH 0
+#define PYSHMEM_WAIT_END 1
+#define PYSHMEM_WAIT_EXPIRED 2
+#define PYSHMEM_WAIT_POLL 3
 
 #if !defined(__CUDACC_RTC__) /* a host function: not declared in runtime-compiled device code */
 /* Points *state_out at this PE's state (owned by the runtime, valid until finalize).

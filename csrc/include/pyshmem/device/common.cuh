@@ -129,10 +129,58 @@ PYSHMEM_HD void coop_sync() {
 #endif
 }
 
+// CLOCK_MONOTONIC on the host; the GPU's global timer (ns) in device code.
+PYSHMEM_HD uint64_t now_ns() {
+#if defined(__CUDA_ARCH__)
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+#endif
+}
+
+// What a device-API wait waits for, for PYSHMEM_TIMEOUT (see Backoff::pause).
+struct WaitDesc {
+  const char* call;    // the device call ("signal_wait_until")
+  const void* object;  // the symmetric variable on this PE, or null
+  int dtype;           // its pyshmem_dtype, or -1
+  int cmp;             // PYSHMEM_CMP_*, or -1
+  uint64_t value;      // the comparison value's bits
+  int peer;            // the PE whose action ends the wait, -1 when any
+};
+
+// A wait outlasted PYSHMEM_TIMEOUT. CPU build: the runtime's hook reports every PE's
+// waits and ends the job. GPU: prints what this thread waits for and traps, which
+// fails the kernel (the host sees the launch error at its next synchronisation).
+PYSHMEM_HD void wait_expired(const WaitDesc& w, uint64_t waited_ns) {
+  const pyshmem_device_state& s = state();
+#if defined(__CUDA_ARCH__)
+  const uint64_t mine = s.heap_base + static_cast<uint64_t>(s.my_pe) * s.heap_stride + s.user_offset;
+  const uint64_t at = reinterpret_cast<uint64_t>(w.object);
+  printf("pyshmem::%s on PE %d (block %u, thread %u): waited %llu ms, longer than PYSHMEM_TIMEOUT, for the "
+         "variable at user-heap offset %lld (compare %d with %llu) that %s%d should change; the kernel stops\n",
+         w.call, s.my_pe, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
+         threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z),
+         static_cast<unsigned long long>(waited_ns / 1000000), w.object ? static_cast<long long>(at - mine) : -1LL,
+         w.cmp, static_cast<unsigned long long>(w.value), w.peer >= 0 ? "PE " : "any PE (-1 = any) ", w.peer);
+  __trap();
+#else
+  if (s.wait_hook)
+    s.wait_hook(PYSHMEM_WAIT_EXPIRED, w.call, w.object, w.dtype, w.cmp, w.value, w.peer, waited_ns);
+  trap(w.call, "the wait outlasted PYSHMEM_TIMEOUT", w.peer);
+#endif
+}
+
 // Polling pause: spin, then yield (host) or sleep (device, sm_70+). PEs often
 // outnumber cores on CPU machines, and a PE that spins hot starves the one it waits for.
 struct Backoff {
   unsigned iter = 0;
+  uint64_t started = 0;     // when the wait stopped spinning (PYSHMEM_TIMEOUT only)
+  bool published = false;   // CPU build: the wait is recorded for a report
+
   PYSHMEM_HD void pause() {
     ++iter;
 #if defined(__CUDA_ARCH__)
@@ -147,6 +195,38 @@ struct Backoff {
     }
     struct timespec ts = {0, 20000};
     nanosleep(&ts, nullptr);
+#endif
+  }
+
+  // A pause in a wait that PYSHMEM_TIMEOUT bounds (wait_until, signal_wait_until,
+  // barriers, team syncs). Free while the wait spins; afterwards, every 64 polls (the
+  // host sleeps 20 us per poll by then), the CPU build lets the runtime end the PE if
+  // the job is exiting, and the clock is read when PYSHMEM_TIMEOUT is set.
+  PYSHMEM_HD void pause(const WaitDesc& w) {
+    pause();
+    if ((iter & 63) || iter < 1024) return;
+    const pyshmem_device_state& s = state();
+#if !defined(__CUDA_ARCH__)
+    if (s.wait_hook) s.wait_hook(PYSHMEM_WAIT_POLL, w.call, nullptr, -1, -1, 0, -1, 0);  // global_exit ends us
+#endif
+    if (s.wait_timeout_ns == 0) return;
+    const uint64_t now = now_ns();
+    if (started == 0) {
+      started = now;
+#if !defined(__CUDA_ARCH__)
+      if (s.wait_hook) {  // other PEs' reports name this wait from now on
+        s.wait_hook(PYSHMEM_WAIT_PUBLISH, w.call, w.object, w.dtype, w.cmp, w.value, w.peer, 0);
+        published = true;
+      }
+#endif
+    } else if (now - started > s.wait_timeout_ns) {
+      wait_expired(w, now - started);
+    }
+  }
+
+  PYSHMEM_HD ~Backoff() {
+#if !defined(__CUDA_ARCH__)
+    if (published) state().wait_hook(PYSHMEM_WAIT_END, nullptr, nullptr, -1, -1, 0, -1, 0);
 #endif
   }
 };

@@ -33,18 +33,6 @@ namespace pyshmem {
 inline namespace device_api {
 namespace detail {
 
-PYSHMEM_HD uint64_t now_ns() {
-#if defined(__CUDA_ARCH__)
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-#else
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-#endif
-}
-
 // Polls `ready()` until it holds. Returns PYSHMEM_SUCCESS, the status the proxy failed
 // with, or PYSHMEM_ERR_TIMEOUT after f->timeout_ns.
 template <class Ready>

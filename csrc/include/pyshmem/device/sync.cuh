@@ -46,11 +46,12 @@ PYSHMEM_HD uint64_t signal_fetch(const uint64_t* sig_addr) {
 
 // Blocks until the local signal compares `cmp` to value; returns the signal's value.
 PYSHMEM_HD uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value) {
+  const detail::WaitDesc w{"signal_wait_until", sig_addr, PYSHMEM_UINT64, cmp, value, -1};
   detail::Backoff b;
   for (;;) {
     uint64_t v = signal_fetch(sig_addr);
     if (detail::compare_t(v, cmp, value)) return v;
-    b.pause();
+    b.pause(w);
   }
 }
 
@@ -143,8 +144,9 @@ PYSHMEM_HD int test(T* ivar, int cmp, T cmp_value) {
 }
 template <class T>
 PYSHMEM_HD void wait_until(T* ivar, int cmp, T cmp_value) {
+  const detail::WaitDesc w{"wait_until", ivar, detail::dtype_of<T>(), cmp, detail::to_bits(cmp_value), -1};
   detail::Backoff b;
-  while (!test(ivar, cmp, cmp_value)) b.pause();
+  while (!test(ivar, cmp, cmp_value)) b.pause(w);
 }
 
 // ---- barriers ----
@@ -167,8 +169,9 @@ PYSHMEM_HD void barrier_rounds(const char* call) {
     } else {
       proxy_amo<uint64_t>(call, PYSHMEM_AMO_ADD, arrive, 1, 0, to, false);
     }
+    const WaitDesc w{call, nullptr, -1, -1, 0, (s.my_pe + s.n_pes - dist) % s.n_pes};  // whose arrival this is
     Backoff b;
-    while (sys_atomic<uint64_t>(mine->barrier[round].value).load(cuda::std::memory_order_acquire) < epoch) b.pause();
+    while (sys_atomic<uint64_t>(mine->barrier[round].value).load(cuda::std::memory_order_acquire) < epoch) b.pause(w);
   }
 }
 

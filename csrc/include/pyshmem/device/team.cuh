@@ -59,8 +59,9 @@ PYSHMEM_HD void team_sync_rounds(const char* call, team_t team) {
       sys_atomic<uint64_t>(*team_word(to, index, off)).fetch_add(1, kSeqCst);
     else
       proxy_amo<uint64_t>(call, PYSHMEM_AMO_ADD, mine, 1, 0, to, false);
+    const WaitDesc w{call, nullptr, -1, -1, 0, t.start + ((t.my_index + t.size - dist) % t.size) * t.stride};
     Backoff b;
-    while (sys_atomic<uint64_t>(*mine).load(cuda::std::memory_order_acquire) < epoch) b.pause();
+    while (sys_atomic<uint64_t>(*mine).load(cuda::std::memory_order_acquire) < epoch) b.pause(w);
   }
 }
 
