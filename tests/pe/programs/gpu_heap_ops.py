@@ -75,7 +75,7 @@ try:
 except ImportError:
     have_nvrtc = False
 if have_nvrtc and n == 1:  # atomics on GPU arrays run a kernel (NVRTC: slow, so once): the fake driver cannot load it
-    expect(shmem.ShmemOSError, "the kernel that performs it (pyshmem/kernels/host_amo.cu) cannot be loaded",
+    expect(shmem.ShmemOSError, "atomics on GPU arrays run a kernel (pyshmem/kernels/host_amo.cu) that cannot be loaded",
            shmem.atomic_fetch_add, h[0][:1], 1, 0)
     # put_signal into a GPU array: the data is copied, the GPU signal needs that kernel too
     expect(shmem.ShmemOSError, "cannot be loaded", shmem.put_signal, h[0], row, 0, sig, 1, shmem.SIGNAL_SET)
