@@ -35,7 +35,8 @@ bool read_int(const char* var, long long* out) {
   char* end = nullptr;
   *out = std::strtoll(v, &end, 10);
   if (*end)
-    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", std::string(var) + "='" + v + "' is not an integer");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", std::string(var) + "='" + v +
+             "' is not an integer; the launcher that started this process sets it: fix or unset it");
   return true;
 }
 

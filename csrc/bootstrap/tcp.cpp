@@ -51,7 +51,8 @@ std::string hex_to_bytes(const std::string& hex) {
   for (size_t i = 0; i < hex.size(); i += 2) {
     unsigned v = 0;
     if (std::sscanf(hex.c_str() + i, "%2x", &v) != 1 || !isxdigit(hex[i]) || !isxdigit(hex[i + 1]))
-      fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_JOB_SECRET is not a hex string");
+      fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
+           "PYSHMEM_JOB_SECRET is not a hex string; give every PE the same 64 hex digits (shmemrun sets it)");
     out.push_back(static_cast<char>(v));
   }
   return out;

@@ -96,7 +96,9 @@ void reduce(int team, void* dest, const void* source, size_t nelems, int dtype, 
   const CombineFn f = combiner(dtype, op);
   if (!f) {
     if (op < PYSHMEM_OP_AND || op > PYSHMEM_OP_PROD)
-      fail(PYSHMEM_ERR_INVALID_ARG, call, "op " + std::to_string(op) + " is not a reduction operator");
+      fail(PYSHMEM_ERR_INVALID_ARG, call,
+           "op " + std::to_string(op) +
+               " is not a reduction operator; use a PYSHMEM_OP_* code (OP.AND/OR/XOR/MAX/MIN/SUM/PROD)");
     fail(PYSHMEM_ERR_TYPE, call,
          std::string("the '") + reduce_op_name(op) + "' reduction is not defined for this element type (" +
              ((op <= PYSHMEM_OP_XOR) ? "and/or/xor take integer types" : "max/min take integer and floating types") +

@@ -126,7 +126,8 @@ void fill_state(const State& s) {
   // code can read them (pyshmem_device_state.peer_flags must be device-visible).
   const size_t flags_off = round_up(sizeof(SysArea), 64);
   if (flags_off + static_cast<size_t>(s.npes) > kSysAreaBytes)
-    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "too many PEs for the GPU heap's system area");
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "too many PEs for the GPU heap's system area: at most " +
+             std::to_string(kSysAreaBytes - flags_off) + " PEs with PYSHMEM_BACKEND=cuda; run fewer PEs");
   std::vector<uint8_t> flags(s.npes, 0);
   for (int p = 0; p < s.npes; ++p) flags[p] = g.mapped[p] ? PYSHMEM_PEER_LOAD_STORE : 0;
   const CUdeviceptr flags_at = g.my_base + flags_off;
@@ -307,7 +308,8 @@ uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
   const cuda::Driver& d = gpu_use(call);
   State& s = state();
   if (align && (align & (align - 1)))
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "alignment " + std::to_string(align) + " is not a power of two");
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "alignment " + std::to_string(align) + " is not a power of two; pass a power of two");
   collective_check_args(s, call, "GPU allocation size/alignment (this PE: " + std::to_string(size) + " bytes)",
                         std::to_string(size) + "/" + std::to_string(align));
   size_t off = 0;
@@ -328,7 +330,8 @@ void gpu_free(uint64_t addr, const char* call) {
   State& s = state();
   if (!gpu_is_symmetric(addr, 0) || g.alloc->size_of(addr - g.my_base) == 0)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "the object is not a live symmetric GPU allocation (already freed, or a view into one)");
+         "the object is not a live symmetric GPU allocation (already freed, or a view into one); free "
+         "the array pyshmem.cuda.empty/zeros returned, once");
   collective_check_args(s, call, "GPU object to free", std::to_string(addr - g.my_base));
   barrier_all(call);
   g.alloc->release(addr - g.my_base);

@@ -65,7 +65,8 @@ std::vector<int> fd_exchange(State& s, int fd, const std::string& token, const c
     sockaddr_un addr = socket_name(s, peer, what, &plen);
     int cfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (cfd < 0 || ::connect(cfd, reinterpret_cast<sockaddr*>(&addr), plen) != 0)
-      fail_errno(call, "cannot connect to PE " + std::to_string(peer) + " to share the symmetric heap");
+      fail_errno(call, "cannot connect to PE " + std::to_string(peer) +
+                           " to share the symmetric heap; that PE probably failed in init: see its output");
     iovec iov{&msg, sizeof msg};
     alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
     msghdr mh{};

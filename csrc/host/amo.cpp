@@ -26,7 +26,7 @@ void atomic(int op, int dtype, void* dest, const void* value, const void* cond, 
   State& s = rma_prologue(call, pe);
   if (!known_dtype(dtype)) fail(PYSHMEM_ERR_TYPE, call, "unsupported element type for atomics; use int8..int64, uint8..uint64, float32 or float64");
   if (op < PYSHMEM_AMO_FETCH || op > PYSHMEM_AMO_XOR)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "unknown atomic operation " + std::to_string(op));
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "unknown atomic operation " + std::to_string(op) + "; use a PYSHMEM_AMO_* code");
   if (is_float(dtype) && op != PYSHMEM_AMO_FETCH && op != PYSHMEM_AMO_SET && op != PYSHMEM_AMO_SWAP)
     fail(PYSHMEM_ERR_TYPE, call,
          "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); "

@@ -46,7 +46,8 @@ void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
   require_init(call);
   State& s = state();
   if (align && (align & (align - 1)))
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "alignment " + std::to_string(align) + " is not a power of two");
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "alignment " + std::to_string(align) + " is not a power of two; pass a power of two");
   collective_check_args(s, call, "size/alignment (this PE: " + std::to_string(size) + " bytes)", encode(size, align));
   size_t off = 0;
   // Every PE runs the same deterministic allocator, so all fail together: no PE is left

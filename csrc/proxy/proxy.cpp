@@ -336,7 +336,8 @@ void proxy_wait_executed(State& s, const char* call) {
         fail(static_cast<pyshmem_status>(st), call, f->message);
       if (std::chrono::steady_clock::now() > deadline)
         fail(PYSHMEM_ERR_TIMEOUT, call,
-             "device-API requests queued for the proxy were not executed within PYSHMEM_PROXY_TIMEOUT seconds");
+             "device-API requests queued for the proxy were not executed within PYSHMEM_PROXY_TIMEOUT seconds "
+             "(the proxy is stuck on an unreachable PE?); raise PYSHMEM_PROXY_TIMEOUT only for links that slow");
       b.pause();
     }
   }

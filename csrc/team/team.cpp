@@ -217,7 +217,8 @@ const pyshmem_team_desc& team_desc(int team, const char* call) {
       fail(PYSHMEM_ERR_INVALID_ARG, call,
            "the team is TEAM_INVALID (a split returns it on the PEs it leaves out); skip the call on those PEs");
     fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "team handle " + std::to_string(team) + " is not a live team (destroyed, or never created on this PE)");
+         "team handle " + std::to_string(team) +
+             " is not a live team (destroyed, or never created on this PE); use a team a split returned on this PE");
   }
   return g.desc[index];
 }
@@ -307,12 +308,14 @@ void team_split_2d(int parent, int xrange, const TeamConfig& xconfig, long xmask
 void team_destroy(int team, const char* call) {
   require_init(call);
   if (team == PYSHMEM_TEAM_WORLD || team == PYSHMEM_TEAM_SHARED)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "TEAM_WORLD and TEAM_SHARED cannot be destroyed");
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "TEAM_WORLD and TEAM_SHARED cannot be destroyed; destroy only teams made by split_*");
   const int index = index_of(team);
   if (index < 0)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          team == PYSHMEM_TEAM_INVALID ? std::string("the team is TEAM_INVALID")
-                                      : "team handle " + std::to_string(team) + " was already destroyed");
+                                      : "team handle " + std::to_string(team) +
+                                            " was already destroyed; destroy each team once");
   g.live[index] = 0;
   g.desc[index] = pyshmem_team_desc{};
   g.desc[index].my_index = -1;
