@@ -145,6 +145,7 @@ void fill_state(const State& s) {
   g.state.proxy = nullptr;  // set by gpu_state_set_proxy once the proxy runs
   g.state.wait_timeout_ns = s.config.TIMEOUT > 0 ? static_cast<uint64_t>(s.config.TIMEOUT * 1e9) : 0;
   g.state.wait_hook = nullptr;  // GPU threads print and trap instead (device/common.cuh)
+  g.state.note_op = nullptr;    // GPU kernels' operations are not recorded
 }
 
 void create(State& s, const std::string& token) {

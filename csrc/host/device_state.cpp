@@ -15,7 +15,8 @@ static_assert(offsetof(pyshmem_device_state, peer_flags) == 48, "device state la
 static_assert(offsetof(pyshmem_device_state, proxy) == 56, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, teams) == 64, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, wait_timeout_ns) == 96, "device state layout is an ABI");
-static_assert(sizeof(pyshmem_device_state) == 112, "device state layout is an ABI");
+static_assert(offsetof(pyshmem_device_state, note_op) == 112, "device state layout is an ABI");
+static_assert(sizeof(pyshmem_device_state) == 120, "device state layout is an ABI");
 static_assert(sizeof(pyshmem_team_desc) == 32, "team table layout is an ABI");
 
 namespace pyshmem {
@@ -42,6 +43,7 @@ void device_state_fill(const State& s) {
   g_state.proxy = proxy_fifo(s);
   g_state.wait_timeout_ns = static_cast<uint64_t>(g_hang_timeout_ns);  // set by hang_init, earlier in init
   g_state.wait_hook = device_wait_hook;
+  g_state.note_op = g_record_ops ? device_note_op : nullptr;  // costs only with PYSHMEM_TIMEOUT
   team_device_fill(&g_state);
 }
 

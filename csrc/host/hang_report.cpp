@@ -184,8 +184,8 @@ std::string build_report(State& s, int64_t waited_ns) {
     if (r[p].count > 0)
       out += "    its last operations (newest first, " + std::to_string(r[p].count) + " recorded):\n" + lines;
     else
-      out += "    it issued no host-API put, get, atomic or signal since init (device-API operations are "
-             "not recorded)\n";
+      out += "    it issued no put, get, atomic or signal since init (GPU kernels' operations are not "
+             "recorded)\n";
   }
   out += "A wait that nobody can satisfy is a missing put/signal/atomic or a PE that never arrives. "
          "Every PE's Python stack follows (faulthandler). Unset PYSHMEM_TIMEOUT for unbounded waits.\n";
@@ -210,6 +210,10 @@ void device_wait_hook(int phase, const char* call, const void* object, int32_t d
   const WaitInfo info{name, object, dtype, cmp, value, peer};
   hang_publish(&info);
   if (phase == PYSHMEM_WAIT_EXPIRED) hang_expired(static_cast<int64_t>(waited_ns));
+}
+
+void device_note_op(int32_t kind, int32_t pe, const void* sym, uint64_t bytes) {
+  hang_note_op(kind, pe, sym, static_cast<size_t>(bytes));
 }
 
 void hang_init(State& s) {

@@ -23,4 +23,7 @@ void hang_init(State& s);
 void device_wait_hook(int phase, const char* call, const void* object, int32_t dtype, int32_t cmp, uint64_t value,
                       int32_t peer, uint64_t waited_ns);
 
+// The device state's note_op: records a device-API operation in this PE's ring.
+void device_note_op(int32_t kind, int32_t pe, const void* sym, uint64_t bytes);
+
 }  // namespace pyshmem

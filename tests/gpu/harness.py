@@ -28,6 +28,7 @@ class DeviceState(ctypes.Structure):
         ("proxy", ctypes.c_uint64), ("teams", ctypes.c_uint64), ("team_pool_offset", ctypes.c_uint64),
         ("team_slot_bytes", ctypes.c_uint32), ("max_teams", ctypes.c_uint32), ("team_rounds", ctypes.c_uint32),
         ("pad0", ctypes.c_uint32), ("wait_timeout_ns", ctypes.c_uint64), ("wait_hook", ctypes.c_void_p),
+        ("note_op", ctypes.c_void_p),
     ]
 
 

@@ -63,3 +63,14 @@ def test_tp_allreduce_example_on_the_gpu(npes):
                    "--out", "128", timeout=240, env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "device API (GPU): sum_reduce_block in a kernel" in proc.stdout, proc.stdout
+
+
+def test_timeout_stops_a_gpu_kernel_that_waits_forever():
+    """PYSHMEM_TIMEOUT bounds device-API waits on the GPU too: the waiting thread prints
+    its call, PE and condition, then traps, and the launch raises instead of hanging."""
+    proc = run_pes(HERE / "programs" / "gpu_hang.py", 1, timeout=120,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M", "PYSHMEM_TIMEOUT": "2"})
+    out = proc.stdout + proc.stderr
+    assert "TRAPPED" in out and "NOT TRAPPED" not in out, out
+    assert "pyshmem::signal_wait_until on PE 0 (block 0, thread 0): waited" in out, out
+    assert "longer than PYSHMEM_TIMEOUT" in out and "condition cmp" in out, out

@@ -21,11 +21,11 @@ def test_device_state_layout_matches_the_c_header(tmp_path):
         pytest.skip("no C compiler")
     src = tmp_path / "layout.c"
     src.write_text('#include <stddef.h>\n#include <stdio.h>\n#include "pyshmem/device_state.h"\n'
-                   "int main(void) { printf(\"%zu %zu %zu %zu %zu %zu %zu %zu\\n\", sizeof(pyshmem_device_state), "
+                   "int main(void) { printf(\"%zu %zu %zu %zu %zu %zu %zu %zu %zu\\n\", sizeof(pyshmem_device_state), "
                    "offsetof(pyshmem_device_state, heap_base), offsetof(pyshmem_device_state, user_offset), "
                    "offsetof(pyshmem_device_state, peer_flags), offsetof(pyshmem_device_state, proxy), "
                    "offsetof(pyshmem_device_state, teams), offsetof(pyshmem_device_state, team_rounds), "
-                   "offsetof(pyshmem_device_state, wait_timeout_ns)); "
+                   "offsetof(pyshmem_device_state, wait_timeout_ns), offsetof(pyshmem_device_state, note_op)); "
                    "printf(\"%u\\n\", PYSHMEM_DEVICE_STATE_VERSION); return 0; }\n")
     exe = tmp_path / "layout"
     subprocess.run([cc, "-I", str(REPO / "csrc" / "include"), str(src), "-o", str(exe)], check=True, timeout=60)
@@ -33,7 +33,8 @@ def test_device_state_layout_matches_the_c_header(tmp_path):
     S = harness.DeviceState
     assert sizes.split() == [str(v) for v in (ctypes.sizeof(S), S.heap_base.offset, S.user_offset.offset,
                                               S.peer_flags.offset, S.proxy.offset, S.teams.offset,
-                                              S.team_rounds.offset, S.wait_timeout_ns.offset)]
+                                              S.team_rounds.offset, S.wait_timeout_ns.offset,
+                                              S.note_op.offset)]
     assert int(version) == harness.STATE_VERSION
 
 

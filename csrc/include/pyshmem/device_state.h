@@ -106,6 +106,9 @@ typedef struct pyshmem_device_state {
    * global_exit. */
   void (*wait_hook)(int phase, const char* call, const void* object, int32_t dtype, int32_t cmp, uint64_t value,
                     int32_t peer, uint64_t waited_ns);
+  /* CPU build with PYSHMEM_TIMEOUT set (else null): records a device-API operation
+   * (PYSHMEM_OP_* toward `pe` on symmetric `sym`) in this PE's ring of last operations. */
+  void (*note_op)(int32_t kind, int32_t pe, const void* sym, uint64_t bytes);
 } pyshmem_device_state;
 #define PYSHMEM_WAIT_PUBLISH 0
 #define PYSHMEM_WAIT_END 1

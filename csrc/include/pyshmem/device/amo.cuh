@@ -15,8 +15,10 @@ inline namespace device_api {
 namespace detail {
 
 // The target word for a direct atomic, or nullptr when the call goes through the proxy.
+// Every atomic and signal update starts here, so this is where it is recorded.
 template <class T>
-PYSHMEM_HD T* direct_atomic(const char* call, const T* dest, int pe) {
+PYSHMEM_HD T* direct_atomic(const char* call, const T* dest, int pe, int kind = PYSHMEM_OP_AMO) {
+  note_op(kind, pe, dest, sizeof(T));
   return static_cast<T*>(direct_ptr(call, dest, pe));
 }
 

@@ -142,6 +142,14 @@ PYSHMEM_HD uint64_t now_ns() {
 #endif
 }
 
+// Records an operation for PYSHMEM_TIMEOUT's report (the CPU build with the variable
+// set; GPU kernels' operations are not recorded).
+PYSHMEM_HD void note_op(int kind, int pe, const void* sym, size_t bytes) {
+#if !defined(__CUDA_ARCH__)
+  if (auto f = state().note_op) f(kind, pe, sym, bytes);
+#endif
+}
+
 // What a device-API wait waits for, for PYSHMEM_TIMEOUT (see Backoff::pause).
 struct WaitDesc {
   const char* call;    // the device call ("signal_wait_until")
@@ -160,12 +168,13 @@ PYSHMEM_HD void wait_expired(const WaitDesc& w, uint64_t waited_ns) {
 #if defined(__CUDA_ARCH__)
   const uint64_t mine = s.heap_base + static_cast<uint64_t>(s.my_pe) * s.heap_stride + s.user_offset;
   const uint64_t at = reinterpret_cast<uint64_t>(w.object);
-  printf("pyshmem::%s on PE %d (block %u, thread %u): waited %llu ms, longer than PYSHMEM_TIMEOUT, for the "
-         "variable at user-heap offset %lld (compare %d with %llu) that %s%d should change; the kernel stops\n",
+  printf("pyshmem::%s on PE %d (block %u, thread %u): waited %llu ms, longer than PYSHMEM_TIMEOUT; variable at "
+         "user-heap offset %lld (-1: pyshmem's own counter), condition cmp %d value %llu, needs PE %d (-1: any); "
+         "the kernel stops\n",
          w.call, s.my_pe, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
          threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z),
          static_cast<unsigned long long>(waited_ns / 1000000), w.object ? static_cast<long long>(at - mine) : -1LL,
-         w.cmp, static_cast<unsigned long long>(w.value), w.peer >= 0 ? "PE " : "any PE (-1 = any) ", w.peer);
+         w.cmp, static_cast<unsigned long long>(w.value), w.peer);
   __trap();
 #else
   if (s.wait_hook)

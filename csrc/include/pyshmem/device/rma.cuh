@@ -29,6 +29,7 @@ namespace detail {
 // Direct copy with the whole group, or one proxy request pushed by the group's leader.
 template <Coop C>
 PYSHMEM_HD void putmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe, bool nbi) {
+  note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   if (void* d = direct_ptr(call, dest, pe)) return copy_bytes<C>(d, source, nbytes);
   coop_sync<C>();
   if (coop_rank<C>() == 0) proxy_put(call, dest, source, nbytes, pe, !nbi);
@@ -37,6 +38,7 @@ PYSHMEM_HD void putmem_impl(const char* call, void* dest, const void* source, si
 
 template <Coop C>
 PYSHMEM_HD void getmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe, bool nbi) {
+  note_op(PYSHMEM_OP_GET, pe, source, nbytes);
   if (void* s = direct_ptr(call, source, pe)) return copy_bytes<C>(dest, s, nbytes);
   coop_sync<C>();
   if (coop_rank<C>() == 0) proxy_get(call, dest, source, nbytes, pe, !nbi);
@@ -134,6 +136,7 @@ PYSHMEM_HD void get_nbi_block(T* dest, const T* source, size_t nelems, int pe) {
 // a data race when a peer polls the same word); other types are plain copies.
 template <class T>
 PYSHMEM_HD void p(T* dest, T value, int pe) {
+  detail::note_op(PYSHMEM_OP_PUT, pe, dest, sizeof(T));
   T* d = static_cast<T*>(detail::direct_ptr("p", dest, pe));
   if (!d) {
     if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
@@ -152,6 +155,7 @@ PYSHMEM_HD void p(T* dest, T value, int pe) {
 }
 template <class T>
 PYSHMEM_HD T g(const T* source, int pe) {
+  detail::note_op(PYSHMEM_OP_GET, pe, source, sizeof(T));
   T* s = static_cast<T*>(detail::direct_ptr("g", source, pe));
   if (!s) {
     if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
@@ -178,6 +182,7 @@ namespace detail {
 PYSHMEM_HD void strided(const char* call, bool is_put, char* d, const char* s, ptrdiff_t dst, ptrdiff_t sst,
                         size_t nelems, size_t elem, int pe) {
   if (dst < 1 || sst < 1) trap(call, "strides must be >= 1", pe);
+  note_op(is_put ? PYSHMEM_OP_PUT : PYSHMEM_OP_GET, pe, is_put ? static_cast<const void*>(d) : s, nelems * elem);
   const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
   if (char* peer = static_cast<char*>(direct_ptr(call, is_put ? static_cast<const void*>(d) : s, pe))) {
     char* to = is_put ? peer : d;

@@ -30,7 +30,7 @@ PYSHMEM_HD void quiet() {
 PYSHMEM_HD void signal_op(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
   if (sig_op != PYSHMEM_SIGNAL_ADD && sig_op != PYSHMEM_SIGNAL_SET)
     detail::trap("signal_op", "sig_op must be PYSHMEM_SIGNAL_SET or PYSHMEM_SIGNAL_ADD", pe);
-  if (uint64_t* a = detail::direct_atomic("signal_op", sig_addr, pe)) {
+  if (uint64_t* a = detail::direct_atomic("signal_op", sig_addr, pe, PYSHMEM_OP_SIGNAL)) {
     if (sig_op == PYSHMEM_SIGNAL_ADD) detail::sys_atomic<uint64_t>(*a).fetch_add(signal, detail::kSeqCst);
     else detail::sys_atomic<uint64_t>(*a).store(signal, detail::kSeqCst);
     return;
@@ -61,6 +61,7 @@ PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* sou
                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe, bool nbi) {
   if (sig_op != PYSHMEM_SIGNAL_ADD && sig_op != PYSHMEM_SIGNAL_SET)
     trap(call, "sig_op must be PYSHMEM_SIGNAL_SET or PYSHMEM_SIGNAL_ADD", pe);
+  note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   if (void* d = direct_ptr(call, dest, pe)) {
     copy_bytes<C>(d, source, nbytes);  // synchronises the group
     if (coop_rank<C>() == 0) {
@@ -70,7 +71,10 @@ PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* sou
   } else {
     coop_sync<C>();
     // One request: the proxy puts, fences, then signals.
-    if (coop_rank<C>() == 0) proxy_put_signal(call, dest, source, nbytes, sig_addr, signal, sig_op, pe, !nbi);
+    if (coop_rank<C>() == 0) {
+      note_op(PYSHMEM_OP_SIGNAL, pe, sig_addr, sizeof(uint64_t));
+      proxy_put_signal(call, dest, source, nbytes, sig_addr, signal, sig_op, pe, !nbi);
+    }
   }
   coop_sync<C>();
 }
