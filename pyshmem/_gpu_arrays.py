@@ -241,17 +241,16 @@ def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
     if _dtype_of(local) != sym.dtype:
         raise ShmemTypeError(f"{where(call)}: target dtype {_dtype_of(target)} and source dtype {_dtype_of(source)} "
                              "differ; convert one with .astype()")
-    short = call.replace("pyshmem.", "")
-    address, nbytes = _address(local, short, local_role)
+    address, nbytes = _address(local, call, local_role)
     item = sym.dtype.itemsize
     count = min(sym.size, nbytes // item) if size is None else int(size)
     if count < 0 or count > sym.size or count * item > nbytes:
         raise InvalidArgumentError(f"{where(call)}: size={count} elements exceeds the "
                                    f"{sym_role if count > sym.size else local_role}; pass size= at most the smaller array's length")
     if kind == "put":
-        lib.gpu_put(sym.ptr, address, count * item, int(pe), _stream_handle(stream, short), call)
+        lib.gpu_put(sym.ptr, address, count * item, int(pe), _stream_handle(stream, call), call)
     else:
-        lib.gpu_get(address, sym.ptr, count * item, int(pe), _stream_handle(stream, short), call)
+        lib.gpu_get(address, sym.ptr, count * item, int(pe), _stream_handle(stream, call), call)
 
 
 lib._set_gpu_rma(host_api_rma)

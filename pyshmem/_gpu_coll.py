@@ -102,10 +102,9 @@ def collective(call, kind, target, source, extra, size, team, stream):
     from pyshmem._gpu_arrays import _stream_handle
     from pyshmem.cuda import launch
 
-    short = call.replace("pyshmem.", "")
     handle = _team_handle(call, team)
     npes = lib.team_n_pes(handle)
-    sh = None if stream is None else _stream_handle(stream, short)
+    sh = None if stream is None else _stream_handle(stream, call)
     if kind in ("sync", "barrier"):
         launch(_kernel(call, "pyshmem_coll_sync"), 1, 256, np.int32(handle), np.int32(kind == "barrier"), stream=sh)
         return None

@@ -300,7 +300,7 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None, dump_on_timeout
         for signum in sigs.take():
             if signum == signal.SIGUSR1:  # a request for stacks, not for an end
                 if can_dump:
-                    _say(f"SIGUSR1: every PE prints its Python stack")
+                    _say("SIGUSR1: every PE prints its Python stack")
                     job.dump_stacks()
                 continue
             if signal_code is None:

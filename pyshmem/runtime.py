@@ -165,7 +165,7 @@ def ensure_started(call):
         from pyshmem.errors import NotInitializedError
 
         raise NotInitializedError(
-            f"pyshmem.{call}: called after finalize(); the runtime cannot be used again in this process"
+            f"{where(call)}: called after finalize(); the runtime cannot be used again in this process"
         )
     init()
 

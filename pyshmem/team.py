@@ -212,7 +212,7 @@ class Team:
 
 
 def _n_pes_checked(team, call):
-    ensure_started(call.replace("pyshmem.", ""))
+    ensure_started(call)
     n = lib.team_n_pes(team._handle)
     if n < 0:
         lib.team_check(team._handle, call)  # raises with the reason

@@ -51,10 +51,6 @@ WaitScope::~WaitScope() {
   t_wait = prev_;
 }
 
-const WaitInfo* current_wait() { return t_wait; }
-
-bool hang_wait_published() { return t_published; }
-
 void hang_publish_wait() { hang_publish(t_wait); }
 
 void hang_publish(const WaitInfo* info) {

@@ -64,9 +64,6 @@ class WaitScope {
   int64_t trace_t0_ = 0;  // PYSHMEM_TRACE: the wait is one event
 };
 
-// The wait of the calling thread (null outside any WaitScope).
-const WaitInfo* current_wait();
-
 // Publishes the calling thread's current wait in this PE's system area, once per wait
 // (Backoff calls it when it stops spinning).
 void hang_publish_wait();
@@ -85,8 +82,5 @@ inline void hang_note_op(int kind, int pe, const void* sym, size_t bytes) {
 
 // The heap offset of symmetric address `sym` in this PE's segment (UINT64_MAX: none).
 uint64_t hang_heap_offset(const void* sym);
-
-// Whether the calling thread's wait is published in the system area.
-bool hang_wait_published();
 
 }  // namespace pyshmem

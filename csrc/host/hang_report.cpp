@@ -158,8 +158,7 @@ std::string build_report(State& s, int64_t waited_ns) {
   }
   std::string out = "pyshmem: PYSHMEM_TIMEOUT=" + seconds(g_hang_timeout_ns) + " expired on PE " + std::to_string(me) +
                     " after waiting " + seconds(waited_ns) + " in " +
-                    (current_wait() ? current_wait()->call
-                                    : r[me].ok && r[me].wait.active ? r[me].wait.call : "a pyshmem wait") +
+                    (r[me].wait.active ? r[me].wait.call : "a pyshmem wait") +  // published by hang_expired
                     ". What every PE is doing:\n";
   for (int p = 0; p < s.npes; ++p) {
     const bool same_node = s.node_of_pe.empty() || s.node_of_pe[p] == s.node_of_pe[me];

@@ -46,9 +46,9 @@ void fence() {
 void quiet() {
   State& s = state();
   if (!s.initialized) require_init("pyshmem.quiet");
-  static const WaitInfo info{"quiet", nullptr, -1, -1, 0, -1};
+  static const WaitInfo info{"pyshmem.quiet", nullptr, -1, -1, 0, -1};
   const WaitScope scope(info);
-  proxy_wait_executed(s, "quiet");  // this PE's device-API requests are part of "every operation"
+  proxy_wait_executed(s, "pyshmem.quiet");  // this PE's device-API requests are part of "every operation"
   for (const Transport* const* t = kTransports; *t; ++t)
     if ((*t)->quiet) (*t)->quiet(s);
 }

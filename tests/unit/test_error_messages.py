@@ -152,6 +152,6 @@ def test_python_pe_side_messages_use_where():
         if not path.exists():
             continue
         for i, line in enumerate(path.read_text().splitlines(), 1):
-            if re.search(r'(?<!["f])f?"pyshmem\.[\w.{}]+: ', line) and "called after finalize" not in line:
+            if re.search(r'(?<!["f])f?"pyshmem\.[\w.{}]+: ', line):
                 bad.append(f"pyshmem/{name}:{i}: {line.strip()}")
     assert not bad, "start PE-side messages with runtime.where(call), which names the PE:\n" + "\n".join(bad)
