@@ -50,17 +50,21 @@ class Ctx:
         from pyshmem.constants import CTX
 
         ensure_started("Ctx.create")
+        from pyshmem.runtime import as_int
+        from pyshmem.team import as_team
+
         known = int(CTX.PRIVATE | CTX.SERIALIZED | CTX.NOSTORE)
-        if int(options) & ~known:
+        options = as_int("Ctx.create", "options", options, -2**63, 2**63 - 1)
+        if options & ~known:
             raise InvalidArgumentError(
-                f"{where('Ctx.create')}: unknown option bits {int(options) & ~known:#x}; use CTX.PRIVATE/SERIALIZED/NOSTORE")
-        handle = lib.TEAM_WORLD if team is None else team._handle
+                f"{where('Ctx.create')}: unknown option bits {options & ~known:#x}; use CTX.PRIVATE/SERIALIZED/NOSTORE")
+        handle = lib.TEAM_WORLD if team is None else as_team("Ctx.create", team)._handle
         if lib.team_my_pe(handle) < 0:
             lib.team_check(handle, "pyshmem.Ctx.create")  # raises for invalid/destroyed teams
             raise InvalidArgumentError(f"{where('Ctx.create')}: this PE is not a member of the team; only its members may "
                                        "create contexts on it")
         c = Ctx()
-        c._kind, c._team, c._options = _KIND_CREATED, handle, int(options)
+        c._kind, c._team, c._options = _KIND_CREATED, handle, options
         return c
 
     def destroy(self):

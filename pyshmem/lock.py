@@ -9,6 +9,7 @@ import numpy as np
 
 from pyshmem._lib import lib
 from pyshmem.memory import free, new_array
+from pyshmem.runtime import as_bool
 
 set_lock = lib.set_lock
 test_lock = lib.test_lock
@@ -54,7 +55,7 @@ class Lock:
         Returns:
             bool: True when acquired.
         """
-        if blocking:
+        if as_bool("Lock.acquire", "blocking", blocking):
             set_lock(self._lock)
             return True
         return not test_lock(self._lock)

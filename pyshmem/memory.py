@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemTypeError
-from pyshmem.runtime import as_pe, ensure_started, where
+from pyshmem.errors import HeapExhaustedError, InvalidArgumentError, ShmemError, ShmemTypeError
+from pyshmem.runtime import as_bool, as_int, as_pe, collective_failed, ensure_started, where
 
 _live = {}  # address -> bytes requested, for every live allocation of this process
 
@@ -31,6 +31,52 @@ def _owner(obj):
         obj = obj.obj if isinstance(obj, memoryview) else getattr(obj, "base", None)
         seen += 1
     return None
+
+
+def _reject_alloc(call, exc):
+    """Raises ``exc`` for a collective allocation this PE rejected before asking the
+    heap, after meeting the other PEs in it so that they raise too."""
+    ensure_started(call)
+    collective_failed(exc, lambda: lib.malloc_reject(f"pyshmem.{call}"))
+
+
+def _reject_free(call, exc):
+    """Raises ``exc`` for a collective free this PE rejected, after meeting the others."""
+    ensure_started(call)
+    collective_failed(exc, lambda: lib.free(0, f"pyshmem.{call}"))
+
+
+def _dtype(call, dtype):
+    """np.dtype(dtype) for symmetric memory (no object fields), or a ShmemTypeError."""
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise ShmemTypeError(f"{where(call)}: {dtype!r} is not a NumPy dtype ({exc}); pass e.g. np.float64") from None
+    if dt.hasobject:
+        raise ShmemTypeError(f"{where(call)}: object arrays cannot live in symmetric memory; use a numeric or "
+                             "fixed-size record dtype")
+    return dt
+
+
+def _shape(call, shape):
+    """A tuple of non-negative ints from an int or a sequence of ints."""
+    if np.ndim(shape) == 0:
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise ShmemTypeError(f"{where(call)}: shape must be an int or a tuple of ints, not {type(shape).__name__}") from None
+    dims = tuple(as_int(call, "shape", d, 0, 2**63 - 1) for d in dims)
+    if math.prod(max(d, 1) for d in dims) >= 2**62:  # NumPy's own limit, even with a zero dimension
+        raise InvalidArgumentError(f"{where(call)}: shape {dims} is too large for an array")
+    return dims
+
+
+def _order(call, order, allowed="CF"):
+    if not isinstance(order, str) or order not in allowed or len(order) != 1:
+        raise InvalidArgumentError(f"{where(call)}: order must be one of {', '.join(repr(c) for c in allowed)}, "
+                                   f"not {order!r}")
+    return order
 
 
 def _view(addr, nbytes):
@@ -55,14 +101,23 @@ def alloc(count, size=1, align=None, hints=None, clear=True):
         HeapExhaustedError: not enough symmetric heap (raise ``PYSHMEM_SYMMETRIC_SIZE``).
         InvalidArgumentError: negative sizes or a bad alignment.
     """
-    count, size = int(count), int(size)
-    if count < 0 or size < 0:
-        raise InvalidArgumentError(f"{where('alloc')}: count ({count}) and size ({size}) must be >= 0")
-    if align is not None and (int(align) < 0):
-        raise InvalidArgumentError(f"{where('alloc')}: align must be a positive power of two, got {align}")
-    ensure_started("alloc")
-    nbytes = count * size
-    addr = lib.malloc(nbytes, int(align or 0), bool(clear), "pyshmem.alloc")
+    return _alloc("alloc", count, size, align, clear)
+
+
+def _alloc(call, count, size, align, clear):
+    try:
+        count = as_int(call, "count", count, 0, 2**63 - 1)
+        size = as_int(call, "size", size, 0, 2**63 - 1)
+        align = 0 if align is None else as_int(call, "align", align, 0, 2**63 - 1)
+        nbytes = count * size
+        if nbytes >= 2**63:
+            raise HeapExhaustedError(f"{where(call)}: {count} x {size} bytes is larger than any symmetric heap; "
+                                     "ask for less (PYSHMEM_SYMMETRIC_SIZE sets the heap's size)")
+        clear = as_bool(call, "clear", clear)
+    except ShmemError as exc:
+        _reject_alloc(call, exc)
+    ensure_started(call)
+    addr = lib.malloc(nbytes, align, clear, f"pyshmem.{call}")
     _live[addr] = nbytes
     return _view(addr, nbytes)
 
@@ -79,14 +134,16 @@ def fromalloc(mem, shape=None, dtype=None, order="C"):
     Returns:
         numpy.ndarray: a symmetric array over ``mem``.
     """
-    dtype = np.dtype(dtype)
-    if dtype.hasobject:
-        raise ShmemTypeError(f"{where('fromalloc')}: object arrays cannot live in symmetric memory; "
-                             "use a numeric or fixed-size record dtype")
-    nbytes = memoryview(mem).nbytes
+    dtype = _dtype("fromalloc", dtype)
+    try:
+        nbytes = memoryview(mem).nbytes
+    except TypeError:
+        raise ShmemTypeError(f"{where('fromalloc')}: mem must be the memoryview pyshmem.alloc returned, not "
+                             f"{type(mem).__name__}") from None
     if shape is None:
-        shape = (nbytes // dtype.itemsize,)
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        shape = (nbytes // max(dtype.itemsize, 1),)
+    shape = _shape("fromalloc", shape)
+    order = _order("fromalloc", order)
     need = math.prod(shape) * dtype.itemsize
     if need > nbytes:
         raise InvalidArgumentError(
@@ -107,6 +164,16 @@ def free(mem):
         InvalidArgumentError: ``mem`` is not symmetric memory, a view into an
             allocation, or was freed already.
     """
+    try:
+        addr = _free_address(mem)
+    except ShmemError as exc:
+        _reject_free("free", exc)
+    lib.free(addr, "pyshmem.free")
+    del _live[addr]
+
+
+def _free_address(mem):
+    """The address of the live allocation ``mem`` is, or an InvalidArgumentError."""
     owner = _owner(mem)
     if owner is None:
         addr = _address(mem) if isinstance(mem, np.ndarray) else None
@@ -133,8 +200,7 @@ def free(mem):
         raise InvalidArgumentError(
             f"{where('free')}: the object is not a live symmetric allocation (double free?)"
         )
-    lib.free(addr, "pyshmem.free")
-    del _live[addr]
+    return addr
 
 
 def new_array(shape, dtype=float, order="C", *, align=None, hints=None, clear=True):
@@ -149,15 +215,18 @@ def new_array(shape, dtype=float, order="C", *, align=None, hints=None, clear=Tr
     Returns:
         numpy.ndarray: the symmetric array.
     """
-    dtype = np.dtype(dtype)
-    if dtype.hasobject:
-        raise ShmemTypeError(f"{where('new_array')}: object arrays cannot live in symmetric memory; use a numeric or "
-                             "fixed-size record dtype")
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    if any(s < 0 for s in shape):
-        raise InvalidArgumentError(f"{where('new_array')}: negative dimensions in shape {shape}")
-    mem = alloc(math.prod(shape), dtype.itemsize, align, hints, clear)
-    return fromalloc(mem, shape, dtype, order)
+    return _new_array("new_array", shape, dtype, order, align, clear)
+
+
+def _new_array(call, shape, dtype, order, align, clear):
+    try:
+        dtype = _dtype(call, dtype)
+        shape = _shape(call, shape)
+        order = _order(call, order)
+    except ShmemError as exc:
+        _reject_alloc(call, exc)
+    mem = _alloc(call, math.prod(shape), dtype.itemsize, align, clear)
+    return np.ndarray(shape, dtype=dtype, buffer=mem, order=order)
 
 
 def del_array(a):
@@ -167,24 +236,24 @@ def del_array(a):
         a: the symmetric array.
     """
     if not isinstance(a, np.ndarray):
-        raise ShmemTypeError(f"{where('del_array')}: expected the NumPy array new_array returned, "
-                             f"got {type(a).__name__}")
+        _reject_free("del_array", ShmemTypeError(f"{where('del_array')}: expected the NumPy array new_array returned, "
+                                                 f"got {type(a).__name__}"))
     free(a)
 
 
 def empty(shape, dtype=float, order="C", *, align=None, hints=None):
     """Uninitialised symmetric array (collective). Args as in :func:`new_array`."""
-    return new_array(shape, dtype, order, align=align, hints=hints, clear=False)
+    return _new_array("empty", shape, dtype, order, align, False)
 
 
 def zeros(shape, dtype=float, order="C", *, align=None, hints=None):
     """Zero-filled symmetric array (collective). Args as in :func:`new_array`."""
-    return new_array(shape, dtype, order, align=align, hints=hints, clear=True)
+    return _new_array("zeros", shape, dtype, order, align, True)
 
 
 def ones(shape, dtype=float, order="C", *, align=None, hints=None):
     """Symmetric array of ones (collective; ends with sync_all)."""
-    a = new_array(shape, dtype, order, align=align, hints=hints, clear=False)
+    a = _new_array("ones", shape, dtype, order, align, False)
     np.copyto(a, 1, casting="unsafe")
     lib.sync_all()
     return a
@@ -215,9 +284,19 @@ def array(obj, dtype=None, *, order="K", align=None, hints=None):
         order: ``'K'``, ``'A'``, ``'C'`` or ``'F'`` memory layout of the result.
         align, hints: as in :func:`alloc`.
     """
-    tmp = np.asarray(obj, dtype=dtype)
+    try:
+        order = _order("array", order, "KACF")
+        if dtype is not None:
+            dtype = _dtype("array", dtype)
+        try:
+            tmp = np.asarray(obj, dtype=dtype)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ShmemTypeError(f"{where('array')}: cannot make an array of {type(obj).__name__} ({exc})") from None
+        _dtype("array", tmp.dtype)
+    except ShmemError as exc:
+        _reject_alloc("array", exc)
     layout = "F" if order == "F" or (order in "KA" and tmp.flags.f_contiguous and not tmp.flags.c_contiguous) else "C"
-    a = new_array(tmp.shape, tmp.dtype, layout, align=align, hints=hints, clear=False)
+    a = _new_array("array", tmp.shape, tmp.dtype, layout, align, False)
     np.copyto(a, tmp, casting="no")
     lib.sync_all()
     return a

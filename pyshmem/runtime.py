@@ -58,6 +58,11 @@ def _finalize_at_exit():
         print(f"pyshmem: finalize at exit failed: {exc}", file=sys.stderr)
 
 
+# What a launcher hands one PE for the job (pyshmem/run.py's contract); init reads it.
+_JOB_VARS = ("PYSHMEM_PE", "PYSHMEM_NPES", "PYSHMEM_BOOTSTRAP_ADDR", "PYSHMEM_BOOTSTRAP_FD", "PYSHMEM_JOB_SECRET",
+             "PYSHMEM_JOB_ID", "PYSHMEM_LAUNCHER")
+
+
 def init(mpi=None):
     """Start this PE (collective over all PEs of the job).
 
@@ -90,6 +95,10 @@ def init(mpi=None):
     else:
         _init_from_mpi(mpi)
     _install_stack_dump()
+    # The job's secret and this PE's place in it must not reach child processes: a child
+    # that imports pyshmem is a program of its own (a single PE unless launched again).
+    for name in _JOB_VARS:
+        os.environ.pop(name, None)
     if not _atexit_registered:
         global _original_exit
         atexit.register(_finalize_at_exit)
@@ -196,6 +205,66 @@ def as_pe(call, pe):
         from pyshmem.errors import ShmemTypeError
 
         raise ShmemTypeError(f"{where(call)}: pe must be an integer, not {type(pe).__name__}") from None
+
+
+def as_int(call, role, value, lo=-2**31, hi=2**31 - 1):
+    """Converts an integer argument (a count, a stride, a size ...) to int in [lo, hi].
+
+    Args:
+        call: the public call, for the message.
+        role: the argument's name.
+        value: what the caller passed.
+        lo, hi: the accepted range (default: a C int).
+
+    Returns:
+        int: the value.
+
+    Raises:
+        ShmemTypeError: ``value`` is not an integer (e.g. 1.5, '4', None).
+        InvalidArgumentError: it is outside [lo, hi].
+    """
+    from pyshmem.errors import InvalidArgumentError, ShmemTypeError
+
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise ShmemTypeError(f"{where(call)}: {role} must be an integer, not {type(value).__name__}") from None
+    if v < lo:
+        raise InvalidArgumentError(f"{where(call)}: {role} must be >= {lo} (got {v})")
+    if v > hi:
+        raise InvalidArgumentError(f"{where(call)}: {role}={v} is too large (at most {hi})")
+    return v
+
+
+def as_bool(call, role, value):
+    """A flag argument (``clear=``, ``blocking=``): a bool or an integer, as bool.
+
+    Raises:
+        ShmemTypeError: anything else (an array, whose truth value is ambiguous, a string ...).
+    """
+    if isinstance(value, bool) or type(value).__name__ == "bool_":  # NumPy's bool too
+        return bool(value)
+    try:
+        return operator.index(value) != 0
+    except TypeError:
+        from pyshmem.errors import ShmemTypeError
+
+        raise ShmemTypeError(f"{where(call)}: {role} must be True or False, not {type(value).__name__}") from None
+
+
+def collective_failed(exc, reject):
+    """Raises ``exc`` after ``reject()`` took this PE through the failed collective's
+    agreement step, so the other PEs raise too instead of waiting for this one.
+
+    Args:
+        exc: the exception this PE raises.
+        reject: the compiled core's reject function, already bound to the team/call.
+    """
+    try:
+        reject()
+    except Exception:  # noqa: BLE001 - this PE's own error is the one to report
+        pass
+    raise exc
 
 
 def finalize():

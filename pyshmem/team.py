@@ -12,8 +12,8 @@ destroying a team frees its slot, so programs may create and destroy teams freel
 """
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemTypeError
-from pyshmem.runtime import ensure_started, where
+from pyshmem.errors import InvalidArgumentError, ShmemError, ShmemTypeError
+from pyshmem.runtime import as_int, collective_failed, ensure_started, where
 
 
 def _config_num_contexts(config, kwargs, call):
@@ -22,10 +22,25 @@ def _config_num_contexts(config, kwargs, call):
     merged.update(kwargs)
     num, mask = 0, 0
     for key, value in merged.items():
-        if key.lower() != "num_contexts":
+        if not isinstance(key, str) or key.lower() != "num_contexts":
             raise InvalidArgumentError(f"{where(call)}: unknown team config key {key!r}; the only one is 'num_contexts'")
-        num, mask = int(value), 1
+        num, mask = as_int(call, "num_contexts", value, 0), 1
     return num, mask
+
+
+def _config(call, config, kwargs):
+    """_config_num_contexts for a mapping (or None) given as ``config``."""
+    if config is not None and not hasattr(config, "items"):
+        raise ShmemTypeError(f"{where(call)}: config must be a mapping such as {{'num_contexts': 2}} or None, not "
+                             f"{type(config).__name__}")
+    return _config_num_contexts(config, kwargs, call)
+
+
+def as_team(call, team, role="team"):
+    """``team`` when it is a :class:`Team`, else a ShmemTypeError naming ``role``."""
+    if not isinstance(team, Team):
+        raise ShmemTypeError(f"{where(call)}: {role} must be a pyshmem.Team (e.g. TEAM_WORLD), not {type(team).__name__}")
+    return team
 
 
 class Team:
@@ -126,10 +141,15 @@ class Team:
         """
         call = "Team.split_strided"
         ensure_started(call)
-        if size is None:
-            n = _n_pes_checked(self, call)
-            size = len(range(start, n, stride)) if stride > 0 else 0
-        num, mask = _config_num_contexts(config, kwargs, call)
+        try:
+            start, stride = as_int(call, "start", start), as_int(call, "stride", stride)
+            if size is None:
+                n = _n_pes_checked(self, call)
+                size = len(range(start, n, stride)) if stride > 0 else 0
+            size = as_int(call, "size", size)
+            num, mask = _config(call, config, kwargs)
+        except ShmemError as exc:  # the other PEs of the parent fail this split too
+            collective_failed(exc, lambda: lib.team_split_reject(self._handle, "pyshmem." + call))
         return Team._from_handle(lib.team_split_strided(self._handle, start, stride, size, num, mask, "pyshmem." + call))
 
     def split_2d(self, xrange, xaxis_config=None, yaxis_config=None):
@@ -150,9 +170,13 @@ class Team:
         """
         call = "Team.split_2d"
         ensure_started(call)
-        xn, xm = _config_num_contexts(xaxis_config, {}, call)
-        yn, ym = _config_num_contexts(yaxis_config, {}, call)
-        x, y = lib.team_split_2d(self._handle, int(xrange), xn, xm, yn, ym, "pyshmem." + call)
+        try:
+            xrange = as_int(call, "xrange", xrange)
+            xn, xm = _config(call, xaxis_config, {})
+            yn, ym = _config(call, yaxis_config, {})
+        except ShmemError as exc:  # the other PEs of the parent fail this split too
+            collective_failed(exc, lambda: lib.team_split_reject(self._handle, "pyshmem." + call))
+        x, y = lib.team_split_2d(self._handle, xrange, xn, xm, yn, ym, "pyshmem." + call)
         return Team._from_handle(x), Team._from_handle(y)
 
     def get_config(self):
@@ -197,8 +221,12 @@ class Team:
         ensure_started("Team.translate_pe")
         if pe is None:
             pe = self.my_pe()
-        dest = TEAM_WORLD if team is None else team
-        return lib.team_translate_pe(self._handle, int(pe), dest._handle, "pyshmem.Team.translate_pe")
+        dest = TEAM_WORLD if team is None else as_team("Team.translate_pe", team)
+        pe = as_int("Team.translate_pe", "pe", pe, -2**63, 2**63 - 1)
+        if not -2**31 <= pe < 2**31:
+            lib.team_check(self._handle, "pyshmem.Team.translate_pe")
+            return -1  # no team has such a PE
+        return lib.team_translate_pe(self._handle, pe, dest._handle, "pyshmem.Team.translate_pe")
 
     def create_ctx(self, options=0):
         """A communication context whose PE numbers are this team's (see Ctx.create)."""
@@ -226,42 +254,43 @@ TEAM_INVALID = Team._from_handle(lib.TEAM_INVALID)
 
 def team_my_pe(team):
     """This PE's number in ``team`` (see Team.my_pe)."""
-    return team.my_pe()
+    return as_team("team_my_pe", team).my_pe()
 
 
 def team_n_pes(team):
     """Number of PEs in ``team`` (see Team.n_pes)."""
-    return team.n_pes()
+    return as_team("team_n_pes", team).n_pes()
 
 
 def team_get_config(team):
     """``team``'s configuration (see Team.get_config)."""
-    return team.get_config()
+    return as_team("team_get_config", team).get_config()
 
 
 def team_translate_pe(src_team, src_pe, dest_team):
     """PE ``src_pe`` of ``src_team`` numbered in ``dest_team``, or -1 (see Team.translate_pe)."""
-    return src_team.translate_pe(src_pe, dest_team)
+    as_team("team_translate_pe", dest_team, "dest_team")
+    return as_team("team_translate_pe", src_team, "src_team").translate_pe(src_pe, dest_team)
 
 
 def team_split_strided(parent, start, stride, size, config=None):
     """OpenSHMEM's shmem_team_split_strided (see Team.split_strided)."""
-    return parent.split_strided(start, stride, size, config)
+    return as_team("team_split_strided", parent, "parent").split_strided(start, stride, size, config)
 
 
 def team_split_2d(parent, xrange, xaxis_config=None, yaxis_config=None):
     """OpenSHMEM's shmem_team_split_2d: ``(xteam, yteam)`` (see Team.split_2d)."""
-    return parent.split_2d(xrange, xaxis_config, yaxis_config)
+    return as_team("team_split_2d", parent, "parent").split_2d(xrange, xaxis_config, yaxis_config)
 
 
 def team_destroy(team):
     """Destroy ``team`` (see Team.destroy)."""
-    team.destroy()
+    as_team("team_destroy", team).destroy()
 
 
 def team_create_ctx(team, options=0):
     """A context on ``team`` (see Ctx.create)."""
-    return team.create_ctx(options)
+    return as_team("team_create_ctx", team).create_ctx(options)
 
 
 def team_sync(team):

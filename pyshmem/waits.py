@@ -6,10 +6,12 @@ acquire operations; see docs/memory_model.md. ``status`` entries that are non-ze
 exclude the matching element; ``*_any`` return an index or None, ``*_some`` a list.
 """
 
+import operator
+
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import ShmemTypeError
+from pyshmem.errors import ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import where
 
 wait_until = lib.wait_until
@@ -22,23 +24,72 @@ sync_all = lib.sync_all
 _ALL, _ANY, _SOME = 0, 1, 2
 
 
+def _element(call, role, v, info):
+    """One comparison value as an int of the ivars' type: the rule scalar test() applies
+    (integers only, no floats such as 0.5 that would be truncated, range-checked)."""
+    try:
+        iv = operator.index(v)
+    except TypeError:
+        raise ShmemTypeError(f"{where(call)}: {role} must be an integer for an integer array, not "
+                             f"{type(v).__name__}") from None
+    if not info.min <= iv <= info.max:
+        raise ValueOverflowError(f"{where(call)}: {role} {iv} does not fit in the array's element type ({info.dtype}: "
+                                 f"{info.min}..{info.max}); pass a value in that range or use a wider dtype")
+    return iv
+
+
+def _values(call, dtype, value, vector):
+    """The comparison value(s) as a contiguous array of ``dtype``."""
+    if dtype.kind not in "iu":
+        return np.zeros(1, dtype)  # the compiled side rejects such ivars with its own message
+    info = np.iinfo(dtype)
+    if not vector:
+        return np.array([_element(call, "value", value, info)], dtype=dtype)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+        flat = value.reshape(-1)
+        if flat.size and (int(flat.min()) < info.min or int(flat.max()) > info.max):
+            bad = flat[(flat < info.min) | (flat > info.max)][0]
+            _element(call, "values", int(bad), info)  # raises with the message
+        return np.ascontiguousarray(flat, dtype=dtype)
+    if isinstance(value, (str, bytes)) or np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        raise ShmemTypeError(f"{where(call)}: values must be a sequence with one integer per ivar, not "
+                             f"{type(value).__name__}")
+    if isinstance(value, np.ndarray):
+        raise ShmemTypeError(f"{where(call)}: values is a {value.dtype} array; pass integers (an integer array)")
+    try:
+        items = list(value)
+    except TypeError:
+        raise ShmemTypeError(f"{where(call)}: values must be a sequence with one integer per ivar, not "
+                             f"{type(value).__name__}") from None
+    return np.array([_element(call, "values", v, info) for v in items], dtype=dtype)
+
+
+def _status(call, status):
+    """None, or the status sequence as C ints (non-zero: skip that ivar)."""
+    if status is None:
+        return None
+    try:
+        st = np.asarray(status)
+    except (TypeError, ValueError):
+        st = np.asarray(None)
+    if st.ndim == 0 or st.dtype.kind not in "iub":
+        raise ShmemTypeError(f"{where(call)}: status must be a sequence of ints, one per ivar (0 = include it), not "
+                             f"{type(status).__name__}")
+    return np.ascontiguousarray((st.reshape(-1) != 0).astype(np.intc))
+
+
 def _vector(call, mode, blocking, ivars, cmp, value, vector, status):
     on_gpu = hasattr(ivars, "__cuda_array_interface__") and not isinstance(ivars, np.ndarray)
     if on_gpu:  # a symmetric GPU array: the compiled side polls it with copies
         from pyshmem._gpu_arrays import _dtype_of
 
-        dtype = _dtype_of(ivars)
+        dtype = np.dtype(_dtype_of(ivars))
     elif isinstance(ivars, np.ndarray):
         dtype = ivars.dtype
     else:
         raise ShmemTypeError(f"{where(call)}: ivars must be a symmetric NumPy or GPU array, got {type(ivars).__name__}")
-    if vector:
-        values = np.ascontiguousarray(np.asarray(value, dtype=dtype).reshape(-1))
-    else:
-        values = np.asarray([value], dtype=dtype)
-    if status is not None:
-        status = np.ascontiguousarray(np.asarray(status, dtype=np.intc).reshape(-1))
-    return lib.wait_vector("pyshmem." + call, mode, blocking, ivars, cmp, values, vector, status)
+    values = _values(call, dtype, value, vector)
+    return lib.wait_vector("pyshmem." + call, mode, blocking, ivars, cmp, values, vector, _status(call, status))
 
 
 def wait_until_all(ivars, cmp, value, status=None):

@@ -34,13 +34,21 @@ void alltoall(int team, void* dest, const void* source, size_t nbytes, const cha
 void alltoalls(int team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem,
                const char* call) {
   CollCall c(team, call);
+  // A rejected call still meets the others (CollCall::begin), so they fail too.
+  std::string err;
   if (dst < 1 || sst < 1)
-    fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "strides must be >= 1 element (got tst=" + std::to_string(dst) + ", sst=" + std::to_string(sst) + ")");
+    err = "strides must be >= 1 element (got tst=" + std::to_string(dst) + ", sst=" + std::to_string(sst) + ")";
   const size_t n = nelems * static_cast<size_t>(c.size());
-  // Bytes spanned by n elements at a stride (the last element ends the span).
-  auto span = [&](ptrdiff_t stride) { return n ? ((n - 1) * size_t(stride) + 1) * elem : 0; };
-  std::string err = check_symmetric("source", source, span(sst));
+  // Bytes spanned by n elements at a stride (the last element ends the span), or
+  // SIZE_MAX when that overflows (then no heap holds it: check_symmetric rejects it).
+  auto span = [&](ptrdiff_t stride) -> size_t {
+    size_t last, bytes;
+    if (!n || stride < 1) return 0;
+    if (__builtin_mul_overflow(n - 1, size_t(stride), &last) || __builtin_mul_overflow(last + 1, elem, &bytes))
+      return SIZE_MAX;
+    return bytes;
+  };
+  if (err.empty()) err = check_symmetric("source", source, span(sst));
   if (err.empty()) err = check_symmetric("target", dest, span(dst));
   if (err.empty()) err = check_disjoint(dest, span(dst), source, span(sst));
   CollHeader h;

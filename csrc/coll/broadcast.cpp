@@ -21,11 +21,12 @@ void barrier(int team, const char* call) {
 
 void broadcast(int team, void* dest, const void* source, size_t nbytes, int root, const char* call) {
   CollCall c(team, call);
+  // A rejected call still meets the others (CollCall::begin), so they fail too.
+  std::string err;
   if (root < 0 || root >= c.size())
-    fail(PYSHMEM_ERR_PE_RANGE, call,
-         "root " + std::to_string(root) + " is not a PE of the team (team PEs are 0.." + std::to_string(c.size() - 1) +
-             "); pass the root's team-relative PE number");
-  std::string err = check_symmetric("source", source, nbytes);
+    err = "root " + std::to_string(root) + " is not a PE of the team (team PEs are 0.." + std::to_string(c.size() - 1) +
+          "); pass the root's team-relative PE number";
+  if (err.empty()) err = check_symmetric("source", source, nbytes);
   if (err.empty()) err = check_symmetric("target", dest, nbytes);
   if (err.empty() && dest != source) err = check_disjoint(dest, nbytes, source, nbytes);
   CollHeader h;

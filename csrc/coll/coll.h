@@ -49,6 +49,12 @@ void alltoalls(int team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_
 // op: pyshmem_reduce_op. Integer arithmetic wraps around.
 void reduce(int team, void* dest, const void* source, size_t nelems, int dtype, int op, const char* call);
 
+// Meets the team's members in a collective whose arguments this PE rejected before
+// calling it (e.g. in the Python binding): the members' begin/finish barriers stay
+// paired, and every other member fails naming this PE. Throws nothing; collective over
+// `team` (a team this PE is not a member of cannot be met: it returns at once).
+void collective_reject(int team, const char* call);
+
 // True when `op` is defined for `dtype` (and/or/xor: integers; max/min: not complex).
 bool reduce_supported(int dtype, int op);
 const char* reduce_op_name(int op);

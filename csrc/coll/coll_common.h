@@ -38,7 +38,11 @@ class CollCall {
   // member on this node; with PYSHMEM_DEBUG=1 every member). `local_error` (may be empty)
   // is this PE's own complaint about its arguments: it is published as `bad` so that
   // every member fails. Returns false when the call must not move data.
-  bool begin(CollHeader h, const std::string& local_error, bool compare_nbytes = true);
+  // `local_status` is the status this PE's own error is raised with. The agreement
+  // (team_sync_agree) makes every member fail when any member has a local error, on any
+  // transport.
+  bool begin(CollHeader h, const std::string& local_error, bool compare_nbytes = true,
+             pyshmem_status local_status = PYSHMEM_ERR_INVALID_ARG);
   // Final team barrier; then throws the error found (if any).
   void finish();
 

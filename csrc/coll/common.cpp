@@ -27,12 +27,16 @@ CollHeader CollCall::header_of(int i) {
   return h;
 }
 
-bool CollCall::begin(CollHeader h, const std::string& local_error, bool compare_nbytes) {
+bool CollCall::begin(CollHeader h, const std::string& local_error, bool compare_nbytes, pyshmem_status local_status) {
   h.bad = local_error.empty() ? 0 : 1;
   trace_.set_bytes(h.nbytes);
-  if (!local_error.empty()) set_error(PYSHMEM_ERR_INVALID_ARG, local_error);
+  if (!local_error.empty()) set_error(local_status, local_error);
   std::memcpy(team_publish(team_), &h, sizeof h);
-  team_sync(team_, call_);
+  const int failed = team_sync_agree(team_, h.bad != 0, call_);
+  if (failed >= 0 && failed != s_.pe)
+    set_error(PYSHMEM_ERR_INVALID_ARG, "PE " + std::to_string(failed) +
+                                           " rejected its arguments to this collective (see its error); no data "
+                                           "was moved");
   const bool debug = s_.config.DEBUG;
   for (int i = 0; i < size(); ++i) {
     if (i == me() || (!debug && !direct(team_publish(team_), i))) continue;
@@ -56,6 +60,16 @@ bool CollCall::begin(CollHeader h, const std::string& local_error, bool compare_
     }
   }
   return error_.empty();
+}
+
+void collective_reject(int team, const char* call) {
+  try {
+    CollCall c(team, call);
+    c.begin(CollHeader{}, "rejected");
+    c.finish();
+  } catch (const Error&) {
+    // This PE's own error is what its caller raises; the others name this PE.
+  }
 }
 
 void CollCall::finish() {

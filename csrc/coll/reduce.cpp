@@ -94,18 +94,18 @@ const char* reduce_op_name(int op) {
 void reduce(int team, void* dest, const void* source, size_t nelems, int dtype, int op, const char* call) {
   CollCall c(team, call);
   const CombineFn f = combiner(dtype, op);
-  if (!f) {
-    if (op < PYSHMEM_OP_AND || op > PYSHMEM_OP_PROD)
-      fail(PYSHMEM_ERR_INVALID_ARG, call,
-           "op " + std::to_string(op) +
-               " is not a reduction operator; use a PYSHMEM_OP_* code (OP.AND/OR/XOR/MAX/MIN/SUM/PROD)");
-    fail(PYSHMEM_ERR_TYPE, call,
-         std::string("the '") + reduce_op_name(op) + "' reduction is not defined for this element type (" +
-             ((op <= PYSHMEM_OP_XOR) ? "and/or/xor take integer types" : "max/min take integer and floating types") +
-             ")");
+  // A rejected call still meets the others (CollCall::begin), so they fail too.
+  std::string err;
+  pyshmem_status status = PYSHMEM_ERR_INVALID_ARG;
+  if (!f && (op < PYSHMEM_OP_AND || op > PYSHMEM_OP_PROD)) {
+    err = "op " + std::to_string(op) + " is not a reduction operator; use a PYSHMEM_OP_* code (OP.AND/OR/XOR/MAX/MIN/SUM/PROD)";
+  } else if (!f) {
+    status = PYSHMEM_ERR_TYPE;
+    err = std::string("the '") + reduce_op_name(op) + "' reduction is not defined for this element type (" +
+          ((op <= PYSHMEM_OP_XOR) ? "and/or/xor take integer types" : "max/min take integer and floating types") + ")";
   }
-  const size_t esz = PYSHMEM_DTYPE_SIZE(dtype), nbytes = nelems * esz;
-  std::string err = check_symmetric("source", source, nbytes);
+  const size_t esz = f ? PYSHMEM_DTYPE_SIZE(dtype) : 0, nbytes = nelems * esz;
+  if (err.empty()) err = check_symmetric("source", source, nbytes);
   if (err.empty()) err = check_symmetric("target", dest, nbytes);
   if (err.empty() && dest != source) err = check_disjoint(dest, nbytes, source, nbytes);
   const std::string& algo = c.s().config.REDUCE_ALGO;
@@ -119,7 +119,7 @@ void reduce(int team, void* dest, const void* source, size_t nelems, int dtype, 
   h.op = static_cast<uint32_t>(op) | (rsag ? 0x100u : 0u);  // every member must pick the same algorithm
   const char* src = static_cast<const char*>(source);
   char* out = static_cast<char*>(dest);
-  if (!c.begin(h, err)) return c.finish();
+  if (!c.begin(h, err, true, status)) return c.finish();
   if (!rsag) {
     const bool in_place = dest == source;
     char* acc = in_place ? coll_scratch(nbytes) : out;

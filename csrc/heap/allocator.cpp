@@ -27,6 +27,7 @@ bool Allocator::allocate(size_t size, size_t align, size_t* offset_out) {
     if (tail) free_[aligned + need] = tail;
     used_[aligned] = need;
     serial_[aligned] = ++allocations_;
+    requested_[aligned] = size;
     free_bytes_ -= need;
     *offset_out = aligned;
     return true;
@@ -40,6 +41,8 @@ bool Allocator::release(size_t offset) {
   size_t start = offset, len = u->second;
   used_.erase(u);
   serial_.erase(offset);
+  requested_.erase(offset);
+  ++releases_;
   free_bytes_ += len;
   auto next = free_.lower_bound(start);
   if (next != free_.end() && start + len == next->first) {
@@ -70,6 +73,14 @@ bool Allocator::find(size_t offset, size_t* start_out, size_t* size_out, uint64_
   *start_out = it->first;
   *size_out = it->second;
   if (serial_out) *serial_out = serial_.at(it->first);
+  return true;
+}
+
+bool Allocator::find_requested(size_t offset, size_t* start_out, size_t* requested_out) const {
+  size_t start, size;
+  if (!find(offset, &start, &size)) return false;
+  *start_out = start;
+  *requested_out = requested_.at(start);
   return true;
 }
 

@@ -34,6 +34,13 @@ class Allocator {
   // the same on every PE, since every PE runs the same sequence of allocations.
   bool find(size_t offset, size_t* start_out, size_t* size_out, uint64_t* serial_out = nullptr) const;
 
+  // Like find(), with the bytes the allocation's caller asked for (the block itself is
+  // rounded up to kMinAlign): the bounds an access through the object must stay within.
+  bool find_requested(size_t offset, size_t* start_out, size_t* requested_out) const;
+  // Number of releases so far: a cached find() result is valid while this is unchanged
+  // (allocations never move or shrink a live block).
+  uint64_t releases() const { return releases_; }
+
   size_t bytes_free() const { return free_bytes_; }
   size_t largest_free() const;
   size_t capacity() const { return end_ - begin_; }
@@ -45,7 +52,9 @@ class Allocator {
   std::map<size_t, size_t> free_;  // offset -> bytes, coalesced
   std::map<size_t, size_t> used_;  // offset -> bytes (rounded)
   std::map<size_t, uint64_t> serial_;  // offset -> allocation number
+  std::map<size_t, size_t> requested_;  // offset -> bytes asked for
   uint64_t allocations_ = 0;
+  uint64_t releases_ = 0;
 };
 
 }  // namespace pyshmem

@@ -12,18 +12,10 @@ namespace pyshmem {
 // Throws unless [addr, addr+nbytes) lies in this PE's symmetric heap. `role` names the
 // argument in the message ("target", "source", "signal", "ivar").
 inline void require_symmetric(const char* call, const char* role, const void* addr, size_t nbytes) {
-  if (is_symmetric(addr, nbytes)) return;
-  const State& s = state();
-  const char* p = static_cast<const char*>(addr);
-  if (p >= s.heap.user_begin() && p < s.heap.user_end())
-    fail(PYSHMEM_ERR_INVALID_ARG, call,
-         std::string(role) + " range of " + std::to_string(nbytes) +
-             " bytes runs past the end of the symmetric heap; check size= (and nelems x stride) against the "
-             "array it addresses");
-  fail(PYSHMEM_ERR_NOT_SYMMETRIC, call,
-       std::string(role) +
-           " is not symmetric memory: allocate it with pyshmem.array/empty/zeros/ones/full/new_array "
-           "(a plain NumPy array exists only on this PE)");
+  if (__builtin_expect(is_symmetric(addr, nbytes), 1)) return;
+  pyshmem_status status;
+  const std::string why = symmetric_problem(role, addr, nbytes, &status);
+  fail(status, call, why);
 }
 
 // Throws unless addr is aligned to `align` bytes (atomics on misaligned words can tear

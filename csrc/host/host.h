@@ -44,7 +44,18 @@ void sym_free(void* ptr, const char* call);  // collective, ends with a barrier
 // With PYSHMEM_DEBUG=1: checks that every PE passed the same `mine` (an encoding of the
 // arguments of collective call `call`); throws MISMATCH naming the first PE that did not.
 void collective_check_args(State& s, const char* call, const std::string& what, const std::string& mine);
+// True when [addr, addr+nbytes) lies within one live symmetric allocation (the bytes
+// its caller asked for), so freed objects and views larger than their array are not
+// symmetric. A zero-byte range only needs to lie in the heap.
 bool is_symmetric(const void* addr, size_t nbytes);
+// "" when is_symmetric(addr, nbytes); else why not, naming `role`, with *status set
+// (NOT_SYMMETRIC outside the heap, INVALID_ARG for freed or out-of-bounds ranges).
+std::string symmetric_problem(const char* role, const void* addr, size_t nbytes, pyshmem_status* status);
+// Collective (every PE, in the order of its allocations): meets the other PEs in an
+// allocation this PE rejected before asking for memory (e.g. a negative shape in
+// Python), so they fail too instead of desynchronising. Returns normally (the caller
+// raises its own error), except for the MISMATCH that PYSHMEM_DEBUG=1 raises on every PE.
+void sym_malloc_reject(const char* call);
 size_t sym_bytes_free();
 size_t sym_capacity();
 void* sym_ptr(const void* addr, int pe, const char* call);  // nullptr when not load/store reachable

@@ -6,6 +6,7 @@
 #include "core/state.h"
 #include "heap/allocator.h"
 #include "host/host.h"
+#include "team/team.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -42,28 +43,58 @@ void collective_check_args(State& s, const char* call, const std::string& what, 
                "(detected because PYSHMEM_DEBUG=1)");
 }
 
+namespace {
+
+// The agreement step of an allocation or free: every PE arrives, having failed or not,
+// so the PEs stay in step when only some of them fail (team_sync_agree).
+void agree_or_fail(const char* call, const char* what, bool failed) {
+  const int pe = team_sync_agree(PYSHMEM_TEAM_WORLD, failed, call);
+  if (pe >= 0 && pe != state().pe)
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "PE " + std::to_string(pe) + " could not " + what + " (see its error), so no PE did; every PE makes the "
+         "same symmetric allocations and frees in the same order");
+}
+
+}  // namespace
+
 void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
   require_init(call);
   State& s = state();
-  if (align && (align & (align - 1)))
-    fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "alignment " + std::to_string(align) + " is not a power of two; pass a power of two");
+  std::string err;
+  pyshmem_status status = PYSHMEM_ERR_INVALID_ARG;
+  if (align && (align & (align - 1))) err = "alignment " + std::to_string(align) + " is not a power of two; pass a power of two";
   collective_check_args(s, call, "size/alignment (this PE: " + std::to_string(size) + " bytes)", encode(size, align));
   size_t off = 0;
-  // Every PE runs the same deterministic allocator, so all fail together: no PE is left
-  // waiting in the barrier below.
-  if (!s.alloc->allocate(size, align, &off))
-    fail(PYSHMEM_ERR_NOMEM, call,
-         "symmetric heap exhausted: requested " + std::to_string(size) + " bytes (" + mib(size) + "), " +
-             std::to_string(s.alloc->bytes_free()) + " bytes free of " + std::to_string(s.alloc->capacity()) +
-             " (largest free block " + std::to_string(s.alloc->largest_free()) +
-             " bytes). Raise PYSHMEM_SYMMETRIC_SIZE (currently " + std::to_string(s.config.SYMMETRIC_SIZE) +
-             " bytes) or free symmetric arrays you no longer need");
+  // Every PE runs the same deterministic allocator, so with equal requests all succeed
+  // or all fail; the agreement below covers the PEs whose requests differ.
+  if (err.empty() && !s.alloc->allocate(size, align, &off)) {
+    status = PYSHMEM_ERR_NOMEM;
+    err = "symmetric heap exhausted: requested " + std::to_string(size) + " bytes (" + mib(size) + "), " +
+          std::to_string(s.alloc->bytes_free()) + " bytes free of " + std::to_string(s.alloc->capacity()) +
+          " (largest free block " + std::to_string(s.alloc->largest_free()) +
+          " bytes). Raise PYSHMEM_SYMMETRIC_SIZE (currently " + std::to_string(s.config.SYMMETRIC_SIZE) +
+          " bytes) or free symmetric arrays you no longer need";
+  }
   char* p = s.heap.my_base + off;
-  if (clear && off < g_high_water) std::memset(p, 0, std::min(size, g_high_water - off));
-  if (off + size > g_high_water) g_high_water = off + size;
-  sync_all(call);
+  if (err.empty()) {
+    if (clear && off < g_high_water) std::memset(p, 0, std::min(size, g_high_water - off));
+    if (off + size > g_high_water) g_high_water = off + size;
+  }
+  try {
+    // Also the barrier after which peers may touch the new object (it is zeroed).
+    agree_or_fail(call, "allocate", !err.empty());
+  } catch (...) {
+    if (err.empty()) s.alloc->release(off);
+    throw;
+  }
+  if (!err.empty()) fail(status, call, err);
   return p;
+}
+
+void sym_malloc_reject(const char* call) {
+  require_init(call);
+  collective_check_args(state(), call, "size/alignment (this PE: rejected)", encode(SIZE_MAX, SIZE_MAX));
+  agree_or_fail(call, "allocate", true);
 }
 
 void sym_free(void* ptr, const char* call) {
@@ -71,23 +102,70 @@ void sym_free(void* ptr, const char* call) {
   State& s = state();
   char* p = static_cast<char*>(ptr);
   size_t off = static_cast<size_t>(p - s.heap.my_base);
-  if (p < s.heap.user_begin() || p >= s.heap.user_end())
-    fail(PYSHMEM_ERR_NOT_SYMMETRIC, call,
-         "the object is not in the symmetric heap; free only arrays made by pyshmem (alloc/array/empty/zeros/...)");
-  if (s.alloc->size_of(off) == 0)
-    fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "the object is not a live symmetric allocation (already freed, or a view into one: free the array "
-         "returned by the allocator, not a slice of it)");
-  collective_check_args(s, call, "object to free", encode(off, 0));
-  barrier_all(call);  // no PE may still be accessing the object on this PE
+  std::string err;
+  pyshmem_status status = PYSHMEM_ERR_INVALID_ARG;
+  if (p < s.heap.user_begin() || p >= s.heap.user_end()) {
+    status = PYSHMEM_ERR_NOT_SYMMETRIC;
+    err = "the object is not in the symmetric heap; free only arrays made by pyshmem (alloc/array/empty/zeros/...)";
+  } else if (s.alloc->size_of(off) == 0) {
+    err = "the object is not a live symmetric allocation (already freed, or a view into one: free the array "
+          "returned by the allocator, not a slice of it)";
+  }
+  collective_check_args(s, call, "object to free", encode(err.empty() ? off : SIZE_MAX, 0));
+  quiet();  // no PE may still be accessing the object on this PE once all arrive
+  agree_or_fail(call, "free the object", !err.empty());
+  if (!err.empty()) fail(status, call, err);
   s.alloc->release(off);
 }
+
+namespace {
+// The live allocation a thread's last check found: puts and atomics repeat on the same
+// object, so most checks cost two compares instead of a map lookup.
+struct LiveCache {
+  const Allocator* alloc = nullptr;
+  uint64_t releases = 0;
+  size_t begin = 0, end = 0;  // offsets: [start, start + bytes requested)
+};
+thread_local LiveCache t_live;
+}  // namespace
 
 bool is_symmetric(const void* addr, size_t nbytes) {
   const State& s = state();
   if (!s.initialized) return false;
   const char* p = static_cast<const char*>(addr);
-  return p >= s.heap.user_begin() && p <= s.heap.user_end() && nbytes <= static_cast<size_t>(s.heap.user_end() - p);
+  if (p < s.heap.user_begin() || p > s.heap.user_end() || nbytes > static_cast<size_t>(s.heap.user_end() - p))
+    return false;
+  if (nbytes == 0) return true;  // touches nothing (e.g. an empty view just past an array)
+  const size_t off = static_cast<size_t>(p - s.heap.my_base);
+  LiveCache& c = t_live;
+  if (c.alloc == s.alloc.get() && c.releases == s.alloc->releases() && off >= c.begin && off < c.end &&
+      nbytes <= c.end - off)
+    return true;
+  size_t start, requested;
+  if (!s.alloc->find_requested(off, &start, &requested)) return false;
+  c = LiveCache{s.alloc.get(), s.alloc->releases(), start, start + requested};
+  return off < c.end && nbytes <= c.end - off;
+}
+
+std::string symmetric_problem(const char* role, const void* addr, size_t nbytes, pyshmem_status* status) {
+  if (is_symmetric(addr, nbytes)) return "";
+  const State& s = state();
+  const char* p = static_cast<const char*>(addr);
+  *status = PYSHMEM_ERR_INVALID_ARG;
+  if (s.initialized && p >= s.heap.user_begin() && p < s.heap.user_end()) {
+    size_t start, requested;
+    const size_t off = static_cast<size_t>(p - s.heap.my_base);
+    if (!s.alloc->find_requested(off, &start, &requested))
+      return std::string(role) + " is not in a live symmetric allocation (it was freed, or never allocated); use an "
+             "array that pyshmem.alloc/array/empty/zeros/... returned and that is not freed yet";
+    return std::string(role) + " range of " + std::to_string(nbytes) + " bytes at byte " + std::to_string(off - start) +
+           " of its allocation runs past the allocation's end (" + std::to_string(requested) +
+           " bytes): the view is larger than the array it was made from, or size= (or nelems x stride) is too large";
+  }
+  *status = PYSHMEM_ERR_NOT_SYMMETRIC;
+  return std::string(role) +
+         " is not symmetric memory: allocate it with pyshmem.array/empty/zeros/ones/full/new_array "
+         "(a plain NumPy array exists only on this PE)";
 }
 
 size_t sym_bytes_free() {

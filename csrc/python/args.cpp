@@ -127,7 +127,8 @@ bool numpy_fast(PyObject* obj, Buffer* out) {
 }  // namespace
 
 bool reject_scalar(const char* call, const char* role, PyObject* obj) {
-  if (!PyArray_API || !PyArray_IsScalar(obj, Generic)) return true;
+  // None arrives as null (parse_args): get_buffer, which every caller runs next, reports it.
+  if (!obj || !PyArray_API || !PyArray_IsScalar(obj, Generic)) return true;
   return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                std::string(role) +
                    " is a NumPy scalar (a[i] is a copy, not the symmetric element); pass a 1-element slice a[i:i+1]");
@@ -174,7 +175,9 @@ bool gpu_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) 
 }  // namespace
 
 bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out, bool allow_gpu) {
-  if (!obj) return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + " is required");
+  if (!obj)
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string(role) + " is required (got None); pass a NumPy array (symmetric where the call needs it)");
   if (numpy_fast(obj, out)) {
     if (writable && out->readonly)
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,

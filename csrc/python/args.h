@@ -67,6 +67,12 @@ bool reject_scalar(const char* call, const char* role, PyObject* obj);
 // Same element type? Sets TypeError naming both when not.
 bool same_type(const char* call, const Buffer& a, const char* a_role, const Buffer& b, const char* b_role);
 
+// Elements of an n-element array visited at `stride` (>= 1): ceil(n / stride), without
+// the overflow of (n + stride - 1) / stride for huge strides.
+inline Py_ssize_t strided_count(Py_ssize_t n, long long stride) {
+  return n <= 0 ? 0 : 1 + static_cast<Py_ssize_t>((n - 1) / stride);
+}
+
 // "int32", "float64", ... for messages.
 std::string type_name(const Buffer& b);
 

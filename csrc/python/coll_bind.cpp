@@ -70,10 +70,11 @@ bool parse_team(const char* call, PyObject* obj, int* out) {
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  std::string("team must be a pyshmem.Team or None, not ") + Py_TYPE(obj)->tp_name);
   }
-  long v = PyLong_AsLong(h);
+  long long v = PyLong_AsLongLong(h);
   Py_DECREF(h);
-  if (v == -1 && PyErr_Occurred()) return false;
-  *out = static_cast<int>(v);
+  if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+  // Out of range: a handle no team has, which the core reports as not a live team.
+  *out = v < INT32_MIN || v > INT32_MAX ? PYSHMEM_TEAM_INVALID : static_cast<int>(v);
   return true;
 }
 
@@ -119,6 +120,19 @@ int team_size_or_one(int team) {
   return n > 0 ? n : 1;
 }
 
+// This PE rejected a collective's arguments: it still meets the team (collective_reject
+// in coll/coll.h), so the other members fail too instead of waiting for it or pairing
+// their barriers with its next collective; then raises its own error.
+PyObject* rejected(const char* call, int team) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  Py_BEGIN_ALLOW_THREADS
+  collective_reject(team, call);
+  Py_END_ALLOW_THREADS
+  PyErr_Restore(type, value, tb);
+  return nullptr;
+}
+
 PyObject* done(bool ok) {
   if (!ok) return nullptr;
   Py_RETURN_NONE;
@@ -156,14 +170,20 @@ PyObject* py_broadcast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   bool gpu;
   PyObject* r = maybe_gpu(call, "broadcast", a[0], a[1], a[2], a[3], a[4], a[5], &gpu);
   if (gpu) return r;
+  if (!parse_team(call, a[4], &team)) return nullptr;
   if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
       !same_type(call, t, "target", s, "source") || !parse_int(call, "root", a[2], &root) ||
-      !parse_size(call, a[3], &size) || !parse_team(call, a[4], &team))
-    return nullptr;
+      !parse_size(call, a[3], &size))
+    return rejected(call, team);
+  if (root < 0 || root >= team_size_or_one(team))
+    return raise(error_class(PYSHMEM_ERR_PE_RANGE), call,
+                 "root " + std::to_string(root) + " is not a PE of the team (team PEs are 0.." +
+                     std::to_string(team_size_or_one(team) - 1) + "); pass the root's team-relative PE number"),
+           rejected(call, team);
   if (size < 0) size = t.nelems < s.nelems ? t.nelems : s.nelems;
   if (size > t.nelems || size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds target (" + std::to_string(t.nelems) +
-                              ") or source (" + std::to_string(s.nelems) + ") elements"), nullptr;
+                              ") or source (" + std::to_string(s.nelems) + ") elements"), rejected(call, team);
   return done(run_guarded_nogil(call, 
       [&] { broadcast(team, t.data(), s.data(), size_t(size) * t.itemsize, static_cast<int>(root), call); }));
 }
@@ -179,20 +199,21 @@ PyObject* gather(bool fixed, PyObject* const* args, Py_ssize_t nargs, PyObject* 
   bool gpu;
   PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], nullptr, a[2], a[3], a[4], &gpu);
   if (gpu) return r;
+  if (!parse_team(call, a[3], &team)) return nullptr;
   if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
-      !same_type(call, t, "target", s, "source") || !parse_size(call, a[2], &size) || !parse_team(call, a[3], &team))
-    return nullptr;
+      !same_type(call, t, "target", s, "source") || !parse_size(call, a[2], &size))
+    return rejected(call, team);
   if (size < 0) size = s.nelems;
   if (size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds source (" + std::to_string(s.nelems) +
-                              " elements)"), nullptr;
+                              " elements)"), rejected(call, team);
   const size_t bytes = size_t(size) * s.itemsize;
   if (fixed) {
     const Py_ssize_t npes = team_size_or_one(team);
     if (size * npes > t.nelems)
       return bad_size(call, "target holds " + std::to_string(t.nelems) + " elements; fcollect of size=" +
                                 std::to_string(size) + " over " + std::to_string(npes) + " PEs needs " +
-                                std::to_string(size * npes)), nullptr;
+                                std::to_string(size * npes)), rejected(call, team);
     return done(run_guarded_nogil(call, [&] { fcollect(team, t.data(), s.data(), bytes, call); }));
   }
   return done(run_guarded_nogil(call, 
@@ -225,31 +246,32 @@ PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObje
   PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], strides, size_obj, team_obj, a[n - 1], &gpu);
   Py_XDECREF(strides);
   if (gpu) return r;
+  int team;
+  if (!parse_team(call, team_obj, &team)) return nullptr;
   long long tst = 1, sst = 1;
   if (strided && ((a[2] && !parse_int(call, "tst", a[2], &tst)) || (a[3] && !parse_int(call, "sst", a[3], &sst))))
-    return nullptr;
+    return rejected(call, team);
   if (tst < 1 || sst < 1)
     return bad_size(call, "strides must be >= 1 (tst=" + std::to_string(tst) + ", sst=" + std::to_string(sst) + ")"),
-           nullptr;
+           rejected(call, team);
   Buffer t, s;
   Py_ssize_t size;
-  int team;
   if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
-      !same_type(call, t, "target", s, "source") || !parse_size(call, size_obj, &size) ||
-      !parse_team(call, team_obj, &team))
-    return nullptr;
+      !same_type(call, t, "target", s, "source") || !parse_size(call, size_obj, &size))
+    return rejected(call, team);
   const Py_ssize_t npes = team_size_or_one(team);
-  const Py_ssize_t tcap = (t.nelems + tst - 1) / tst, scap = (s.nelems + sst - 1) / sst;
+  const Py_ssize_t tcap = strided_count(t.nelems, tst), scap = strided_count(s.nelems, sst);
   if (size < 0) {
     const Py_ssize_t m = tcap < scap ? tcap : scap;
     if (m % npes)
       return bad_size(call, "cannot infer size: " + std::to_string(m) + " elements do not split evenly over " +
-                                std::to_string(npes) + " PEs; pass size="), nullptr;
+                                std::to_string(npes) + " PEs; pass size="), rejected(call, team);
     size = m / npes;
   }
   if (size * npes > tcap || size * npes > scap)
     return bad_size(call, "size=" + std::to_string(size) + " per PE x " + std::to_string(npes) + " PEs exceeds target (" +
-                              std::to_string(tcap) + ") or source (" + std::to_string(scap) + ") elements"), nullptr;
+                              std::to_string(tcap) + ") or source (" + std::to_string(scap) + ") elements"),
+           rejected(call, team);
   if (strided)
     return done(run_guarded_nogil(call, [&] {
       alltoalls(team, t.data(), s.data(), tst, sst, size_t(size), size_t(t.itemsize), call);
@@ -275,25 +297,25 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   bool gpu;
   PyObject* r = maybe_gpu(call, "reduce", a[0], a[1], a[2], a[3], a[4], a[5], &gpu);
   if (gpu) return r;
+  if (!parse_team(call, a[4], &team)) return nullptr;
   if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
-      !same_type(call, t, "target", s, "source") || !parse_op(call, a[2], &op) || !parse_size(call, a[3], &size) ||
-      !parse_team(call, a[4], &team))
-    return nullptr;
+      !same_type(call, t, "target", s, "source") || !parse_op(call, a[2], &op) || !parse_size(call, a[3], &size))
+    return rejected(call, team);
   const int dtype = reduce_dtype(s);
   if (!dtype)
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  "reductions take int8..int64, uint8..uint64, float32, float64, complex64 and complex128 arrays, not " +
                      type_name(s)),
-           nullptr;
+           rejected(call, team);
   if (!reduce_supported(dtype, op))
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  std::string("the '") + reduce_op_name(op) + "' reduction is not defined for " + type_name(s) +
                      (op <= PYSHMEM_OP_XOR ? " (and/or/xor take integer arrays)" : " (max/min take real arrays)")),
-           nullptr;
+           rejected(call, team);
   if (size < 0) size = t.nelems < s.nelems ? t.nelems : s.nelems;
   if (size > t.nelems || size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds target (" + std::to_string(t.nelems) +
-                              ") or source (" + std::to_string(s.nelems) + ") elements"), nullptr;
+                              ") or source (" + std::to_string(s.nelems) + ") elements"), rejected(call, team);
   return done(run_guarded_nogil(call, [&] { reduce(team, t.data(), s.data(), size_t(size), dtype, op, call); }));
 }
 

@@ -135,6 +135,9 @@ PYBIND11_MODULE(_C, m) {
         pybind::call_guard<pybind::gil_scoped_release>(), "Collective symmetric allocation; returns the address.");
   m.def("free", [](uintptr_t addr, const char* call) { sym_free(reinterpret_cast<void*>(addr), call); },
         pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("malloc_reject", [](const char* call) { sym_malloc_reject(call); },
+        pybind::call_guard<pybind::gil_scoped_release>(),
+        "Collective: take part in an allocation this PE rejected, so the other PEs fail too.");
   m.def("heap_range", [] {
     require_init("pyshmem.heap_range");
     const Heap& h = state().heap;

@@ -46,8 +46,6 @@ PyObject* gpu_rma(const char* call, RmaKind kind, PyObject* const* a) {
   return r;
 }
 
-Py_ssize_t ceil_div(Py_ssize_t a, Py_ssize_t b) { return (a + b - 1) / b; }
-
 // Element stride of a buffer in elements (1 when contiguous), 0 when not usable.
 Py_ssize_t elem_stride(const Buffer& b) {
   if (b.contiguous) return 1;
@@ -157,7 +155,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
                    "tst and sst must be >= 1 (got tst=" + std::to_string(tst) + ", sst=" + std::to_string(sst) + ")"),
              nullptr;
   }
-  const Py_ssize_t tmax = ceil_div(t.nelems, tst), smax = ceil_div(s.nelems, sst);
+  const Py_ssize_t tmax = strided_count(t.nelems, tst), smax = strided_count(s.nelems, sst);
   if (size < 0) size = std::min(tmax, smax);
   if (size > tmax || size > smax)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
@@ -172,6 +170,9 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
                  std::string(!ts ? "target" : "source") +
                      " is not contiguous (nor a 1-D strided view); pass np.ascontiguousarray(x) or use iput/iget"),
            nullptr;
+  // size <= strided_count(n, stride) bounds ts*tst by the array's extent, except for
+  // one element, which visits no stride: a huge tst/sst then just moves that element.
+  const long long tstep = size <= 1 ? 1 : ts * tst, sstep = size <= 1 ? 1 : ss * sst;
 
   uint64_t sigval = 0;
   int sigop = 0;
@@ -203,12 +204,12 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
 
   const size_t elem = static_cast<size_t>(t.itemsize);
   const size_t nbytes = static_cast<size_t>(size) * elem;
-  const bool flat = ts * tst == 1 && ss * sst == 1;
+  const bool flat = tstep == 1 && sstep == 1;
   char* td = t.data();
   char* sd = s.data();
   if (with_signal && (t.gpu || s.gpu || sigbuf.gpu)) return gpu_put_signal(call, t, s, sigbuf, nbytes, flat, sigval, sigop, pe);
   if (strided && (t.gpu || s.gpu))
-    return gpu_strided(call, kind, t, s, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe);
+    return gpu_strided(call, kind, t, s, tstep, sstep, static_cast<size_t>(size), elem, pe);
   if (nbi && kind == kPut && flat && !with_signal && nbytes && putmem_nbi_deferred(pe)) {
     // Truly non-blocking (UCX): the source is read after this call returns, so it is
     // held until a quiet; past a bound the puts are completed now (OpenSHMEM allows it).
@@ -226,15 +227,15 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
     if (with_signal && flat) {
       putmem_signal(td, sd, nbytes, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
     } else if (with_signal) {
-      iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
+      iputmem(td, sd, tstep, sstep, static_cast<size_t>(size), elem, pe, call);
       putmem_signal(td, sd, 0, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);
     } else if (flat) {
       // put_nbi through load/store is a copy: complete on return, like put.
       kind == kPut ? putmem(td, sd, nbytes, pe, call) : getmem(td, sd, nbytes, pe, call);
     } else if (kind == kPut) {
-      iputmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
+      iputmem(td, sd, tstep, sstep, static_cast<size_t>(size), elem, pe, call);
     } else {
-      igetmem(td, sd, ts * tst, ss * sst, static_cast<size_t>(size), elem, pe, call);
+      igetmem(td, sd, tstep, sstep, static_cast<size_t>(size), elem, pe, call);
     }
   });
   if (!ok) return nullptr;

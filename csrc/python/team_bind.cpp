@@ -43,6 +43,8 @@ void team_bind(pybind::module_& m) {
         return std::make_pair(x, y);
       },
       pybind::call_guard<pybind::gil_scoped_release>());
+  m.def("team_split_reject", &team_split_reject, pybind::call_guard<pybind::gil_scoped_release>(),
+        "Collective over the parent: take part in a split this PE rejected, so the others fail too.");
   m.def("team_destroy", &team_destroy);
   m.def("team_count", &team_count);
 }

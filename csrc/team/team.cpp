@@ -23,6 +23,7 @@ struct Table {
   std::vector<pyshmem_team_desc> desc;  // max_teams entries; my_index -1 when not mine
   std::vector<uint8_t> live;            // entry holds a team this PE belongs to
   std::vector<uint32_t> generation;     // last generation handed out per index
+  std::vector<uint64_t> agreements;     // team_sync_agree calls per index (equal on every member)
   size_t pool_offset = 0;
   uint32_t slot_bytes = 0, rounds = 0, publish_bytes = 0, max_teams = 0;
 };
@@ -65,23 +66,27 @@ void set_desc(int index, int start, int stride, int size, int my_index, const Te
   d.generation = index < 2 ? 0 : g.generation[index];
   d.num_contexts = static_cast<uint32_t>(config.num_contexts);
   g.live[index] = 1;
+  g.agreements[index] = 0;  // the fault words were zeroed with the slot
   gpu_team_update(index, d);
 }
 
-void check_config(const char* call, const TeamConfig& c, long mask) {
+// "" or what is wrong with a split's config.
+std::string config_problem(const TeamConfig& c, long mask) {
   if (mask & ~kTeamConfigNumContexts)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "config_mask " + std::to_string(mask) + " has unknown bits; only num_contexts exists");
+    return "config_mask " + std::to_string(mask) + " has unknown bits; only num_contexts exists";
   if ((mask & kTeamConfigNumContexts) && c.num_contexts < 0)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "num_contexts must be >= 0 (got " + std::to_string(c.num_contexts) + ")");
+    return "num_contexts must be >= 0 (got " + std::to_string(c.num_contexts) + ")";
+  return "";
 }
 
 // One collective round over `parent`. `split` (4 words: which split and its arguments
 // in the parent's numbering) must be the same on every PE of the parent; each PE names
 // the team it joins (start/stride/size in world PEs), and the members of each new team
 // agree on the lowest table index free on all of them and zero its slot. Returns the
-// new handle, or TEAM_INVALID on PEs outside every new team.
+// new handle, or TEAM_INVALID on PEs outside every new team. `local_error`: this PE
+// rejected its arguments; it still takes part (team_sync_agree), so every PE fails.
 int create_round(State& s, int parent, const int32_t split[4], bool member, int start, int stride, int size,
-                 const TeamConfig& config, const char* call) {
+                 const TeamConfig& config, const char* call, const std::string& local_error = "") {
   const pyshmem_team_desc& p = team_member_desc(parent, call);
   char* pub = team_publish(parent);
   std::memcpy(pub + kSplitArgsOffset, split, 16);
@@ -90,7 +95,13 @@ int create_round(State& s, int parent, const int32_t split[4], bool member, int 
   for (size_t w = 0; w < mask_words; ++w) mask[w] = 0;
   for (uint32_t i = 2; i < g.max_teams; ++i)
     if (!g.live[i]) mask[i / 64] |= uint64_t(1) << (i % 64);
-  team_sync(parent, call);
+  const int failed = team_sync_agree(parent, !local_error.empty(), call);
+  if (failed >= 0) {
+    team_sync(parent, call);  // the round's second barrier, which the other PEs also reach
+    if (failed == s.pe) fail(PYSHMEM_ERR_INVALID_ARG, call, local_error);
+    fail(PYSHMEM_ERR_INVALID_ARG, call,
+         "PE " + std::to_string(failed) + " rejected its arguments to this split (see its error); no team was made");
+  }
 
   std::string error;
   // Same split on every PE of the parent? (Peers on this node always, others with
@@ -181,6 +192,7 @@ void teams_init(State& s) {
   for (auto& d : g.desc) d.my_index = -1;
   g.live.assign(g.max_teams, 0);
   g.generation.assign(g.max_teams, 0);
+  g.agreements.assign(g.max_teams, 0);
   set_desc(PYSHMEM_TEAM_WORLD, 0, 1, s.npes, s.pe, TeamConfig{});
   // TEAM_SHARED: the PEs of this node when they form a triplet (they do with shmemrun's
   // block placement); otherwise a team of this PE alone, which OpenSHMEM allows.
@@ -260,14 +272,16 @@ int team_split_strided(int parent, int start, int stride, int size, const TeamCo
                        const char* call) {
   State& s = state();
   const pyshmem_team_desc& p = team_member_desc(parent, call);
-  check_config(call, config, config_mask);
+  std::string err = config_problem(config, config_mask);
   const std::string triplet = " (start=" + std::to_string(start) + ", stride=" + std::to_string(stride) +
                               ", size=" + std::to_string(size) + ", parent size " + std::to_string(p.size) + ")";
-  if (size < 1 || start < 0 || start >= p.size || stride < 1 ||
-      static_cast<long long>(start) + static_cast<long long>(stride) * (size - 1) >= p.size)
-    fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "the PEs start + i*stride for i < size must lie in the parent team, with stride >= 1 and size >= 1" +
-             triplet);
+  if (err.empty() && (size < 1 || start < 0 || start >= p.size || stride < 1 ||
+                      static_cast<long long>(start) + static_cast<long long>(stride) * (size - 1) >= p.size))
+    err = "the PEs start + i*stride for i < size must lie in the parent team, with stride >= 1 and size >= 1" + triplet;
+  if (!err.empty()) {
+    const int32_t none[4] = {0, 0, 0, 0};
+    return create_round(s, parent, none, false, 0, 1, 0, TeamConfig{}, call, err);
+  }
   // In world PEs.
   const int wstart = team_world_pe(p, start), wstride = p.stride * stride;
   const int rel = p.my_index - start;
@@ -281,9 +295,13 @@ void team_split_2d(int parent, int xrange, const TeamConfig& xconfig, long xmask
                    long ymask, int* xteam, int* yteam, const char* call) {
   State& s = state();
   const pyshmem_team_desc& p = team_member_desc(parent, call);
-  check_config(call, xconfig, xmask);
-  check_config(call, yconfig, ymask);
-  if (xrange < 1) fail(PYSHMEM_ERR_INVALID_ARG, call, "xrange must be >= 1, got " + std::to_string(xrange));
+  std::string err = config_problem(xconfig, xmask);
+  if (err.empty()) err = config_problem(yconfig, ymask);
+  if (err.empty() && xrange < 1) err = "xrange must be >= 1, got " + std::to_string(xrange);
+  if (!err.empty()) {
+    const int32_t none[4] = {0, 0, 0, 0};
+    create_round(s, parent, none, false, 0, 1, 0, TeamConfig{}, call, err);
+  }
   const int n = p.size, me = p.my_index;
   if (xrange > n) xrange = n;  // OpenSHMEM: a larger xrange behaves as the parent's size
   const int y = me / xrange, x = me % xrange;
@@ -303,6 +321,15 @@ void team_split_2d(int parent, int xrange, const TeamConfig& xconfig, long xmask
   }
   *xteam = xt;
   *yteam = yt;
+}
+
+void team_split_reject(int parent, const char* call) {
+  try {
+    const int32_t none[4] = {0, 0, 0, 0};
+    create_round(state(), parent, none, false, 0, 1, 0, TeamConfig{}, call, "rejected");
+  } catch (...) {
+    // This PE's own error is what its caller raises.
+  }
 }
 
 void team_destroy(int team, const char* call) {
@@ -350,6 +377,37 @@ void team_sync(int team, const char* call) {
     Backoff backoff(s.config.SPIN_ITERS, s.config.WAIT_SLEEP_MAX_US);
     while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < epoch) backoff.pause();
   }
+}
+
+namespace {
+// Fault words in the slot header (offset 0 is the team barrier's epoch): two, used by
+// alternate agreements, so a member marking agreement k+1 cannot overwrite the mark of
+// agreement k before a slower member has read it (it reads before arriving at k+1).
+constexpr size_t kFaultWordOffset = 8;
+constexpr int kFaultPeBits = 24;  // a mark is (agreement number << 24) | world PE
+static_assert(kFaultWordOffset + 2 * sizeof(uint64_t) <= PYSHMEM_TEAM_SLOT_HEADER, "fault words fit the header");
+}  // namespace
+
+int team_sync_agree(int team, bool failed, const char* call) {
+  State& s = state();
+  const pyshmem_team_desc& t = team_member_desc(team, call);
+  const int index = PYSHMEM_TEAM_INDEX(team);
+  const uint64_t n = ++g.agreements[index] & ((uint64_t(1) << (64 - kFaultPeBits)) - 1);
+  auto* word = reinterpret_cast<uint64_t*>(slot(s, index) + kFaultWordOffset + 8 * (n & 1));
+  if (failed) {
+    const uint64_t mark = (n << kFaultPeBits) | uint64_t(s.pe);
+    for (int i = 0; i < t.size; ++i) {
+      const int to = team_world_pe(t, i);
+      if (to == s.pe) continue;
+      s.route[to]->amo(s, AmoArgs{PYSHMEM_AMO_SET, PYSHMEM_UINT64, word, &mark, nullptr, nullptr, to});
+    }
+    quiet();  // the marks land before this PE's barrier arrival
+  }
+  team_sync(team, call);
+  if (failed) return s.pe;
+  const uint64_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+  if (seen >> kFaultPeBits != n) return -1;
+  return static_cast<int>(seen & ((uint64_t(1) << kFaultPeBits) - 1));
 }
 
 char* team_publish(int team) {

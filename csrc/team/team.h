@@ -61,6 +61,10 @@ int team_split_strided(int parent, int start, int stride, int size, const TeamCo
 // *xteam gets the PEs of my row (same y), *yteam those of my column (same x).
 void team_split_2d(int parent, int xrange, const TeamConfig& xconfig, long xmask, const TeamConfig& yconfig,
                    long ymask, int* xteam, int* yteam, const char* call);
+// Meets the parent's members in a split whose arguments this PE rejected before calling
+// it (in Python): they fail too instead of desynchronising. Collective over `parent`;
+// throws nothing (returns at once when this PE is not a member of a live parent).
+void team_split_reject(int parent, const char* call);
 // Frees the team's table entry on this PE. Destroying TEAM_WORLD/TEAM_SHARED or a team
 // already destroyed throws.
 void team_destroy(int team, const char* call);
@@ -69,6 +73,14 @@ size_t team_count();  // live teams this PE is a member of, the two predefined o
 // ---- synchronisation and scratch used by the collectives ----
 // Barrier over the team's members without completing puts (shmem_team_sync).
 void team_sync(int team, const char* call);
+// team_sync that also tells every member whether any member failed its local checks
+// (the agreement step of a collective). Collective over the team, at the same point on
+// every member. A member passing `failed` first marks a fault word on every other member
+// (then quiet), so after the barrier each member sees the mark in its own memory with one
+// load, on any transport and without PYSHMEM_DEBUG. Returns the world PE of a failed
+// member (this PE when `failed`), or -1 when every member succeeded. Keeps the members'
+// collective sequence aligned when some of them reject their arguments.
+int team_sync_agree(int team, bool failed, const char* call);
 // This PE's copy of the team's publish area (publish_bytes bytes, symmetric among members).
 char* team_publish(int team);
 size_t team_publish_bytes();

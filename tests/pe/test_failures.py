@@ -144,7 +144,7 @@ def test_collective_allocation_mismatch_raises_on_every_pe():
         assert lines, f"PE {pe} did not raise CollectiveMismatchError\n{_out(proc)}"
         line = lines[0]
         assert "CollectiveMismatchError,ShmemError,RuntimeError" in line, line
-        assert f"pyshmem.alloc on PE {pe}" in line, line
+        assert f"pyshmem.zeros on PE {pe}" in line, line
         assert f"PE {other} passed a different size" in line, line
         assert "PYSHMEM_DEBUG=1" in line, line
         want = (f"FREE-MISMATCH pe={pe}: pyshmem.free on PE {pe}: collective call mismatch: "
@@ -159,7 +159,7 @@ def test_collective_allocation_mismatch_one_pe_of_four():
     for pe in range(NPES):
         assert f"MISMATCH pe={pe} [CollectiveMismatchError" in proc.stdout, _out(proc)
     # the odd PE names one that differs from it, the others name the odd one
-    assert "pyshmem.alloc on PE 0: collective call mismatch: PE 2 passed" in proc.stdout, _out(proc)
+    assert "pyshmem.zeros on PE 0: collective call mismatch: PE 2 passed" in proc.stdout, _out(proc)
 
 
 def test_hand_made_environment_works():

@@ -1,0 +1,16 @@
+"""Bad input on the host API: never a crash, a hang, a truncated value or a job out of step."""
+
+import pytest
+
+from conftest import assert_ok, run_pes
+
+
+@pytest.mark.parametrize("npes", [2, 4])
+def test_collective_rejected_on_one_pe_fails_everywhere_and_keeps_the_job_in_step(npes):
+    proc = run_pes("coll_desync.py", npes, timeout=180)
+    assert_ok(proc, npes)
+
+
+def test_bad_input_raises_shmem_errors_and_moves_nothing():
+    proc = run_pes("bad_input_ops.py", 2, timeout=120)
+    assert_ok(proc, 2)
