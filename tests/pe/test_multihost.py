@@ -3,6 +3,11 @@
 Needs root and `ip netns` (CI machines have both); skipped with the reason otherwise.
 PEs on one namespace share memory; between namespaces pyshmem sees different nodes and
 goes through UCX. The namespaces are removed even when the test fails.
+
+The namespaces share the host name, the PID namespace and /dev/shm, so UCX left to
+choose (no UCX_TLS) reaches the other "host" through its shared-memory transports
+(sysv/posix active messages, cma for RMA) as well as tcp; pyshmem must work either way,
+so the operations test runs both with UCX_TLS forced to tcp and with UCX's own choice.
 """
 
 import os
@@ -55,23 +60,35 @@ def two_hosts():
             _ip("netns", "del", ns, check=False)
 
 
-def _across(two_hosts, per_host, program, timeout="90", **extra_env):
-    """Returns (argv, env) that run `program` under shmemrun --hosts, per_host PEs on each namespace."""
+TCP = "tcp,self"  # UCX_TLS forcing the network path; None: UCX chooses its transports itself
+
+
+def _across(two_hosts, per_host, program, timeout="90", tls=TCP, **extra_env):
+    """Returns (argv, env) that run `program` under shmemrun --hosts, per_host PEs on each namespace.
+
+    tls: UCX_TLS for every PE, or None to leave the choice to UCX.
+    """
     a, b = two_hosts["hosts"]
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", PYSHMEM_SYMMETRIC_SIZE="32M",
-               UCX_TLS="tcp,self", UCX_NET_DEVICES=NET_DEV, UCX_WARN_UNUSED_ENV_VARS="n", **extra_env)
-    forwarded = [arg for name in ("UCX_TLS", "UCX_NET_DEVICES", *extra_env) for arg in ("-x", name)]
+               UCX_NET_DEVICES=NET_DEV, UCX_WARN_UNUSED_ENV_VARS="n", **extra_env)
+    env.pop("UCX_TLS", None)
+    if tls is not None:
+        env["UCX_TLS"] = tls
+    names = ("UCX_TLS",) * (tls is not None) + ("UCX_NET_DEVICES", *extra_env)
+    forwarded = [arg for name in names for arg in ("-x", name)]
     cmd = [sys.executable, "-m", "pyshmem.run", "--hosts", f"{a}:{per_host},{b}:{per_host}",
            "--rsh", "ip netns exec {host}", "--bind", two_hosts["bind"], "--timeout", timeout, "--tag-output",
            *forwarded, sys.executable, str(PROGRAMS / program)]
     return cmd, env
 
+@pytest.mark.parametrize("tls", [TCP, None], ids=["tcp", "ucx-choice"])
 @pytest.mark.parametrize("per_host", [1, 2])
-def test_put_get_atomics_signals_barrier_across_two_hosts(two_hosts, per_host):
+def test_put_get_atomics_signals_barrier_across_two_hosts(two_hosts, per_host, tls):
     why = ucx_unavailable()
     if why:
         pytest.skip(why)
-    cmd, env = _across(two_hosts, per_host, "multihost_ops.py", TEST_PES_PER_HOST=str(per_host))
+    cmd, env = _across(two_hosts, per_host, "multihost_ops.py", tls=tls, TEST_PES_PER_HOST=str(per_host),
+                       PYSHMEM_TIMEOUT="30")  # a lost arrival ends with the hang report, not the job timeout
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=str(REPO))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
@@ -98,11 +115,12 @@ def test_hosts_spec_errors():
     assert not any("SECRET=" in a for a in argv + netns)  # the secret goes through stdin only
 
 
-def test_pe_killed_on_the_other_host_ends_the_job(two_hosts):
+@pytest.mark.parametrize("tls", [TCP, None], ids=["tcp", "ucx-choice"])
+def test_pe_killed_on_the_other_host_ends_the_job(two_hosts, tls):
     why = ucx_unavailable()
     if why:
         pytest.skip(why)
-    cmd, env = _across(two_hosts, 2, "multihost_kill.py", timeout="60")
+    cmd, env = _across(two_hosts, 2, "multihost_kill.py", timeout="60", tls=tls)
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=env, cwd=str(REPO))
     took = time.monotonic() - start
@@ -114,6 +132,8 @@ def test_pe_killed_on_the_other_host_ends_the_job(two_hosts):
 
 
 def test_link_down_mid_transfer_ends_with_an_error_naming_the_peer(two_hosts):
+    # UCX_TLS stays forced to tcp: UCX's own choice would move the data through shared
+    # memory, which taking the veth link down does not cut.
     why = ucx_unavailable()
     if why:
         pytest.skip(why)

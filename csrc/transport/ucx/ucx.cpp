@@ -15,7 +15,9 @@
 // (TCP keeps retrying), so the wait ends with an error that names the peer instead.
 // Transports such as tcp apply remote writes when the *target* progresses its worker,
 // so every pyshmem wait calls the progress hook (core/backoff.h), and the proxy thread,
-// which runs whenever a peer is remote, progresses while idle.
+// which runs whenever a peer is remote, progresses while idle. That progress polls every
+// transport interface (adaptive progress off, see ucx_setup): UCX's wakeups that would
+// turn polling on do not cross network namespaces.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -160,6 +162,23 @@ bool ucx_can_reach(const State& s, int pe) { return s.node_of_pe[pe] != s.node_o
 void ucx_setup(State& s) {
   ucp_config_t* cfg = nullptr;
   check("ucp_config_read", lib().ucp_config_read(nullptr, nullptr, &cfg));
+  // Poll every transport interface on each progress call. With UCX's default adaptive
+  // progress, an interface with no connected endpoint of ours yet is not polled: its
+  // first incoming message is meant to wake it through the transport's event. The
+  // shared-memory transports (sysv, posix) raise that event by a datagram to the
+  // receiver's abstract Unix socket, and ignore a failed send. Abstract sockets belong
+  // to a network namespace, so between containers or namespaces of one machine (which
+  // UCX sees as one node: same host name, PID namespace and /dev/shm) the wakeup is
+  // lost, and a PE whose first UCX operation comes after a wait for a remote arrival
+  // (the first PE of each host in a barrier: its first round goes to a local PE) never
+  // reads the arrival or the wireup before it: the whole job hangs. pyshmem never sleeps
+  // on UCX events, it polls (core/backoff.h), so polling every interface is what it
+  // relies on anyway.
+  const ucs_status_t mod = lib().ucp_config_modify(cfg, "ADAPTIVE_PROGRESS", "n");
+  if (mod != UCS_OK) {
+    lib().ucp_config_release(cfg);
+    ucx_fail("ucp_config_modify(ADAPTIVE_PROGRESS=n)", mod);
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;

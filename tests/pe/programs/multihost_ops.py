@@ -2,7 +2,10 @@
 
 Checks that PEs of the same host share memory (ptr is an address) and PEs of the other
 host do not (ptr is None, UCX reaches them), then put/get/atomics/signals and a barrier
-across the hosts. Prints "OK pe=<k> host=<node id>".
+across the hosts, then allocations (each one a barrier) interleaved with puts to the
+other host. The first remote operation of the first PE of each host is an arrival it
+waits for (the allocation barrier's first round goes to a PE of its own host), so an
+arrival that UCX leaves unprogressed hangs here. Prints "OK pe=<k> host=<node id>".
 """
 
 import os
@@ -39,4 +42,10 @@ assert x[5] == 7 + other, x
 shmem.barrier_all()
 if me == 0:
     assert counter[0] == 50 * n, counter
+for round_ in range(3):
+    y = shmem.zeros(16, np.int32)
+    shmem.put(y[:2], np.array([me, round_], np.int32), other)
+    shmem.barrier_all()
+    assert y[:2].tolist() == [other, round_], (round_, y)
+    shmem.free(y)
 print(f"OK pe={me} host={host}")
