@@ -19,6 +19,9 @@ Every PE k of N gets the launcher's environment plus:
 * ``PYSHMEM_LAUNCHER=shmemrun``.
 * every ``-x NAME=VALUE`` given on the command line (the contract variables
   above always win; stale ones inherited from an outer job are removed).
+* ``PYTHONUNBUFFERED=1`` when the launcher's stdout is a terminal and the variable
+  is unset: a PE's output goes through a pipe (below), where Python would buffer
+  stdout in blocks instead of lines.
 
 Why the listening socket is passed by fd: if the launcher merely picked a
 "free" port for PE 0 to bind later, another process could take the port in
@@ -27,6 +30,13 @@ launcher binds and listens itself (port 0, so the kernel picks a free port)
 and hands that socket to PE 0 through ``subprocess.Popen(pass_fds=...)``. The
 port is owned from the start, and connections that arrive before PE 0 calls
 ``accept()`` simply wait in the listen backlog.
+
+Output
+------
+Every PE's stdout and stderr are pipes that the launcher forwards onto its own a
+whole line at a time, ``[pe K] ``-prefixed with ``--tag-output``, so the lines of
+several PEs never mix; each Python stack it asks for comes as one block naming its
+PE (run_output.py).
 
 Supervision
 -----------
@@ -59,7 +69,6 @@ import secrets
 import signal
 import socket
 import subprocess
-import threading
 import time
 
 
@@ -82,6 +91,8 @@ def _sibling(name: str):
 
 run_hosts = _sibling("run_hosts")
 _Signals = _sibling("run_signals").Signals
+run_output = _sibling("run_output")
+_say = run_output.say
 
 __all__ = ["launch", "main"]
 
@@ -94,18 +105,8 @@ _TERM_GRACE_S = 1.0     # PE failure / timeout: SIGTERM, then SIGKILL after this
 _DUMP_S = 1.0           # --timeout: time the PEs get to print their Python stacks
 _SIGNAL_GRACE_S = 2.0   # forwarded SIGINT/SIGTERM: SIGKILL after this
 _MAX_WAIT_S = 0.5       # safety net even with SIGCHLD wake-ups
-_DRAIN_S = 3.0          # max wait for tagged output after all PEs exited
+_DRAIN_S = 3.0          # max wait for the PEs' output after all PEs exited
 _HANG_EXIT = 124        # a PE's exit status when PYSHMEM_TIMEOUT stopped the job (core/hang.h)
-_OUTPUT_LOCK = threading.Lock()
-
-
-def _say(msg: str) -> None:
-    """Print one launcher message line on stderr (never interleaved)."""
-    with _OUTPUT_LOCK:
-        try:
-            print(f"shmemrun: {msg}", file=sys.stderr, flush=True)
-        except (OSError, ValueError):
-            pass
 
 
 def _describe_exit(pe: int, returncode: int) -> str:
@@ -119,6 +120,18 @@ def _describe_exit(pe: int, returncode: int) -> str:
         return (f"PE {pe} exited with code {returncode}: a wait outlasted PYSHMEM_TIMEOUT "
                 "(the report above says who waits for what)")
     return f"PE {pe} exited with code {returncode}"
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, OSError, ValueError):  # a notebook stream, a closed one
+        return False
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    """`one` for n == 1, else `many` with {n} filled in."""
+    return one if n == 1 else many.format(n=n)
 
 
 def _exit_status(returncode: int) -> int:
@@ -163,31 +176,6 @@ def _open_listener(bind: str, npes: int) -> tuple[socket.socket, str]:
     return sock, f"{host}:{port}"
 
 
-def _write_line(stream, data: bytes) -> None:
-    """Write one whole line onto a launcher stream, binary-safe and locked."""
-    with _OUTPUT_LOCK:
-        try:
-            stream.flush()  # keep order with text already written to it
-            binary = getattr(stream, "buffer", None)
-            if binary is not None:
-                binary.write(data)
-                binary.flush()
-            else:  # e.g. a notebook stream without .buffer
-                stream.write(data.decode(errors="replace"))
-                stream.flush()
-        except (OSError, ValueError):
-            pass  # our stream is gone (EPIPE/closed): keep draining the PE
-
-
-def _pump(pipe, prefix: bytes, stream) -> None:
-    """Copy lines from a PE pipe to ``stream``, each prefixed with ``prefix``."""
-    try:
-        for line in iter(lambda: pipe.readline(1 << 20), b""):
-            _write_line(stream, prefix + line + b"\n" * (not line.endswith(b"\n")))
-    finally:
-        pipe.close()
-
-
 class _Job:
     """The started PEs and the process-group signalling done on them."""
 
@@ -229,13 +217,12 @@ class _Job:
 
 
 def _start(job: _Job, argv: list[str], env: dict[str, str], listener,
-           tag_output: bool, hosts=None, rsh=None, exports=None) -> None:
+           hosts=None, rsh=None, exports=None) -> None:
     """Start every PE; raises OSError (after ending started PEs) on failure.
 
     With `hosts` (one host per PE), PEs on other hosts start through the `rsh`
     template and read the job secret from their stdin (run_hosts.py)."""
     preexec = _pdeathsig_preexec()
-    pipe = subprocess.PIPE if tag_output else None
     for pe in range(job.npes):
         pe_env = dict(env, PYSHMEM_PE=str(pe))
         pass_fds: tuple[int, ...] = ()
@@ -251,7 +238,7 @@ def _start(job: _Job, argv: list[str], env: dict[str, str], listener,
         try:
             proc = subprocess.Popen(
                 pe_argv, env=pe_env, pass_fds=pass_fds, start_new_session=True,
-                preexec_fn=preexec, stdout=pipe, stderr=pipe,
+                preexec_fn=preexec, stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # run_output.py
                 # stdin goes to PE 0 only, like mpirun; remote PEs get the secret on it
                 stdin=subprocess.PIPE if remote else (None if pe == 0 else subprocess.DEVNULL))
             if remote:
@@ -323,11 +310,11 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None, dump_on_timeout
                 if returncode == _HANG_EXIT and others and can_dump:
                     # PYSHMEM_TIMEOUT: PEs waiting in pyshmem exit by themselves (printing
                     # their stacks); the others are asked for theirs before the end.
-                    msg += (f"; the other {others} PE{'s' * (others != 1)} print{'' if others != 1 else 's'} "
-                            "their Python stacks, then end")
+                    msg += "; " + _plural(others, "the other PE prints its Python stack, then ends",
+                                          "the other {n} PEs print their Python stacks, then end")
                     hang_dump_at, dump_until = now_s() + _DUMP_S / 2, now_s() + _DUMP_S
                 elif others:
-                    msg += f"; ending the other {others} PE{'s' * (others != 1)}"
+                    msg += "; ending the other " + _plural(others, "PE", "{n} PEs")
                 _say(msg)
                 if dump_until is None:
                     stop(signal.SIGTERM, _TERM_GRACE_S)
@@ -338,12 +325,11 @@ def _supervise(job: _Job, sigs: _Signals, timeout: float | None, dump_on_timeout
             failure_code = 124
             if dump_on_timeout and can_dump:
                 _say(f"timeout after {timeout:g} s; every PE prints its Python stack, then "
-                     f"{len(job.live)} PE{'s' * (len(job.live) != 1)} end")
+                     + _plural(len(job.live), "the PE ends", "{n} PEs end"))
                 job.dump_stacks()
                 dump_until = now + _DUMP_S
             else:
-                _say(f"timeout after {timeout:g} s; ending {len(job.live)} "
-                     f"PE{'s' * (len(job.live) != 1)}")
+                _say(f"timeout after {timeout:g} s; ending " + _plural(len(job.live), "the PE", "{n} PEs"))
                 stop(signal.SIGTERM, _TERM_GRACE_S)
         if hang_dump_at is not None and now >= hang_dump_at:
             hang_dump_at = None
@@ -376,10 +362,10 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
             ``.py`` it is run with ``sys.executable``.
         npes: number of PEs (>= 1).
         tag_output: prefix each output line of PE k with ``[pe k] `` (stdout
-            and stderr; lines are written whole). Otherwise PEs inherit the
-            launcher's stdout/stderr unchanged. Note that Python PEs block-
-            buffer piped stdout; pass ``PYTHONUNBUFFERED=1`` in ``env`` for
-            live tagged output.
+            and stderr). With or without it, output is forwarded a whole line
+            at a time (run_output.py). Note that Python PEs block-buffer piped
+            stdout; pass ``PYTHONUNBUFFERED=1`` in ``env`` for live output
+            (the default when the launcher's stdout is a terminal).
         timeout: seconds after which all PEs are ended (exit code 124).
         dump_on_timeout: on timeout, every PE first prints its Python stack
             (faulthandler on SIGUSR1), local PEs only.
@@ -407,6 +393,8 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
         argv = [sys.executable] + argv
     base_env = {k: v for k, v in os.environ.items() if k not in _CONTRACT_VARS}
     base_env.update({str(k): str(v) for k, v in (env or {}).items()})
+    if "PYTHONUNBUFFERED" not in base_env and _is_terminal(sys.stdout):
+        base_env["PYTHONUNBUFFERED"] = "1"  # piped now, yet live as on the terminal
     placed = run_hosts.placement(hosts, npes) if hosts else None
     if placed:  # PE 0 may be elsewhere: it listens itself, on an address of its host
         listener, addr = None, f"{bind}:{run_hosts.rendezvous_port()}"
@@ -420,31 +408,19 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
         _say(f"job {base_env['PYSHMEM_JOB_ID']}: {npes} PEs of {argv}; "
              f"bootstrap {addr}")
     job = _Job(npes, verbose)
-    readers: list[threading.Thread] = []
     with _Signals() as sigs:
         try:
-            _start(job, argv, base_env, listener, tag_output, placed, rsh or run_hosts.DEFAULT_RSH, env)
+            _start(job, argv, base_env, listener, placed, rsh or run_hosts.DEFAULT_RSH, env)
         finally:
             if listener is not None:
                 listener.close()  # no-op if PE 0 started (already closed)
-        if tag_output:  # readers start after all forks (preexec_fn + threads)
-            for pe, proc in enumerate(job.procs):
-                prefix = f"[pe {pe}] ".encode()
-                for pipe, stream in ((proc.stdout, sys.stdout),
-                                     (proc.stderr, sys.stderr)):
-                    thread = threading.Thread(
-                        target=_pump, args=(pipe, prefix, stream), daemon=True,
-                        name=f"shmemrun-pe{pe}-reader")
-                    thread.start()
-                    readers.append(thread)
+        output = run_output.Forwarder(job.procs, tag_output)  # after all forks (preexec_fn + threads)
         try:
             code = _supervise(job, sigs, timeout, dump_on_timeout, can_dump=hosts is None)
         except BaseException:  # never leave PEs behind on an internal error
             job.signal_all(signal.SIGKILL, include_exited=True)
             raise
-    drain_until = time.monotonic() + _DRAIN_S
-    for thread in readers:  # a lingering grandchild may hold a pipe open
-        thread.join(max(0.0, drain_until - time.monotonic()))
+    output.join(_DRAIN_S)
     return code
 
 

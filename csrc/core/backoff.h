@@ -51,10 +51,15 @@ inline void cpu_relax() {
 extern volatile std::uint64_t* g_global_exit_word;
 [[noreturn]] void global_exit_now(int status);  // flushes stdio, _Exit(status)
 
+// Two words after it lies the system area's hang_probe (static_assert in
+// host/hang_report.cpp): a PE reporting a PYSHMEM_TIMEOUT hang stores 1 there, and
+// answering 2 here (waits and the idle proxy thread pass by) tells it this PE runs.
 inline void check_global_exit() {
   if (g_global_exit_word) {
     std::uint64_t v = __atomic_load_n(g_global_exit_word, __ATOMIC_RELAXED);
     if (v) global_exit_now(static_cast<int>(v - 1));
+    volatile std::uint64_t* probe = g_global_exit_word + 2;
+    if (__atomic_load_n(probe, __ATOMIC_RELAXED) == 1) __atomic_store_n(probe, 2, __ATOMIC_RELAXED);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -126,9 +127,86 @@ std::string seconds(int64_t ns) {
   return buf;
 }
 
+// check_global_exit answers the probe two words after the global-exit word.
+static_assert(offsetof(SysArea, hang_probe) == offsetof(SysArea, global_exit) + 2 * sizeof(uint64_t),
+              "core/backoff.h's check_global_exit finds hang_probe next to global_exit");
+
+constexpr int64_t kProbeNs = 1000000000;  // how long PEs on other nodes get to answer the probe
+
+// Whether a PE runs: its wait record alone cannot tell a PE computing outside pyshmem
+// from one whose threads do not run at all (SIGSTOP, a debugger).
+enum Liveness { kRuns, kStopped, kSilent };
+
+// PE p's copy of the system-area word `mine` points into: a load on this node, a get otherwise.
+bool peer_word(State& s, int p, const uint64_t* mine, uint64_t* out) {
+  try {
+    if (p == s.pe || s.heap.peer_base[p]) {
+      *out = __atomic_load_n(reinterpret_cast<const uint64_t*>(s.heap.peer_addr(mine, s.pe, p)), __ATOMIC_ACQUIRE);
+    } else {
+      s.route[p]->get(s, out, mine, sizeof *out, p);
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// The state letter of process `pid` in /proc (R, S, D, T, t, ...); 0 when unknown.
+char process_state(uint64_t pid) {
+  char path[48], buf[512];
+  std::snprintf(path, sizeof path, "/proc/%" PRIu64 "/stat", pid);
+  FILE* f = pid ? std::fopen(path, "r") : nullptr;
+  if (!f) return 0;
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* end = std::strrchr(buf, ')');  // "pid (comm) S ...": comm may hold anything
+  return end && end[1] == ' ' ? end[2] : 0;
+}
+
+// A PE on this node is looked up in /proc (its pid is in its system area). Those on
+// other nodes are asked (hang_probe = 1) and given kProbeNs to answer (2): their
+// check_global_exit answers, which their waits and their proxy thread (always running
+// there: other nodes need it) pass every few microseconds.
+std::vector<Liveness> liveness(State& s) {
+  std::vector<Liveness> out(s.npes, kRuns);
+  uint64_t* word = &s.heap.sys(s.pe)->hang_probe;  // symmetric: the same offset on every PE
+  const uint64_t ask = 1;
+  std::vector<int> asked;
+  for (int p = 0; p < s.npes; ++p) {
+    if (p == s.pe || !s.route[p]) continue;
+    if (s.heap.peer_base[p]) {
+      const char st = process_state(s.heap.sys(p)->pid);
+      if (st == 'T' || st == 't') out[p] = kStopped;
+      continue;
+    }
+    try {
+      s.route[p]->amo(s, AmoArgs{PYSHMEM_AMO_SET, PYSHMEM_UINT64, word, &ask, nullptr, nullptr, p});
+      asked.push_back(p);
+      out[p] = kSilent;  // until it answers
+    } catch (...) {
+    }
+  }
+  for (const int64_t until = monotonic_ns() + kProbeNs; !asked.empty() && monotonic_ns() < until; usleep(1000)) {
+    std::vector<int> still;
+    for (const int p : asked) {
+      uint64_t v = 0;
+      if (peer_word(s, p, word, &v) && v == 2) out[p] = kRuns;
+      else still.push_back(p);
+    }
+    asked.swap(still);
+  }
+  return out;
+}
+
 // One PE's line: what it waits for. `w.call` is NUL-terminated by the caller.
-std::string wait_line(State& s, int p, const pyshmem_sys_wait& w, bool same_node, int64_t now) {
-  if (!w.active) return "not waiting in pyshmem (running its own code, or already past the wait)\n";
+std::string wait_line(State& s, int p, const pyshmem_sys_wait& w, Liveness live, bool same_node, int64_t now) {
+  const std::string why = live == kStopped ? "is stopped (SIGSTOP or a debugger): it cannot act until continued"
+                          : live == kSilent ? "did not answer within " + seconds(kProbeNs) +
+                                                  ": it may be stopped (SIGSTOP, a debugger) or stuck in native code"
+                                            : "";
+  if (!w.active)
+    return (why.empty() ? "not waiting in pyshmem (running its own code, or already past the wait)" : why) + "\n";
   std::string out = std::string("waits in ") + w.call;
   if (same_node) out += " for " + seconds(now - w.since_ns);
   const std::string obj = object_text(s, w.offset);
@@ -139,10 +217,12 @@ std::string wait_line(State& s, int p, const pyshmem_sys_wait& w, bool same_node
     if (current_value(s, p, w, &v)) out += "; it holds " + value_text(v, w.dtype);
   }
   if (w.peer >= 0) out += "; needs PE " + std::to_string(w.peer) + " to act";
+  if (!why.empty()) out += "; it " + why;
   return out + "\n";
 }
 
 std::string build_report(State& s, int64_t waited_ns) {
+  const std::vector<Liveness> live = liveness(s);  // first: `now` is for the records read after it
   const int64_t now = monotonic_ns();
   const int me = s.pe;
   struct Records {
@@ -167,7 +247,7 @@ std::string build_report(State& s, int64_t waited_ns) {
       out += "(its records cannot be read: the PE is unreachable)\n";
       continue;
     }
-    out += wait_line(s, p, r[p].wait, same_node, now);
+    out += wait_line(s, p, r[p].wait, live[p], same_node, now);
     // Its last operations (newest first), marking those on an object a PE waits on.
     std::string lines;
     const uint64_t n = std::min<uint64_t>(r[p].count, PYSHMEM_SYS_OP_RING);
@@ -220,6 +300,7 @@ void hang_init(State& s) {
   g_hang_timeout_ns = t > 0 ? static_cast<int64_t>(t * 1e9) : 0;
   g_record_ops = g_hang_timeout_ns > 0;
   g_hang_hook = hang_expired;
+  s.heap.sys(s.pe)->pid = static_cast<uint64_t>(getpid());  // for a report on this node
   // shmemrun sends SIGUSR1 to ask every PE for its Python stack (pyshmem's Python layer
   // installs faulthandler for it); a PE without a handler (a C program) must not die
   // of that request.

@@ -2,6 +2,7 @@
 stack dumps (--timeout, SIGUSR1), under the real launcher."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -100,3 +101,34 @@ def test_sigusr1_to_shmemrun_dumps_every_stack_and_the_job_goes_on():
     assert "done 0" in out and "done 1" in out
     assert "SIGUSR1: every PE prints its Python stack" in err
     assert err.count("(most recent call first)") >= 2 and 'File "<string>", line 4 in <module>' in err, err
+
+
+def _run_stopped(npes, **kwargs):
+    """hang_stopped.py on `npes` PEs; kills its PEs if any is left (PE 1 is SIGSTOPped)."""
+    proc = None
+    try:
+        proc = run_pes("hang_stopped.py", npes, timeout=60, env={"PYSHMEM_TIMEOUT": "2"}, **kwargs)
+        return proc, proc.stdout + proc.stderr
+    finally:
+        for pid in re.findall(r"pid \d+ (\d+)", proc.stdout if proc else ""):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_timeout_report_tells_a_stopped_pe_from_a_running_one():
+    proc, out = _run_stopped(3)
+    assert proc.returncode == 124, out
+    assert "PE 0: waits in pyshmem.barrier_all" in out, out
+    assert "PE 1: is stopped (SIGSTOP or a debugger): it cannot act until continued" in out, out
+    assert "PE 2: not waiting in pyshmem (running its own code, or already past the wait)" in out, out
+
+
+def test_launcher_names_the_pe_of_each_stack_and_counts_the_others_right():
+    proc, out = _run_stopped(2, tag_output=False)
+    assert proc.returncode == 124, out
+    assert ("PE 0 exited with code 124: a wait outlasted PYSHMEM_TIMEOUT (the report above says who waits for "
+            "what); the other PE prints its Python stack, then ends") in out, out
+    assert "shmemrun: PE 0's Python stack:\nCurrent thread 0x" in proc.stderr, out
+    assert 'hang_stopped.py", line 17 in <module>' in out, out

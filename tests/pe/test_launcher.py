@@ -93,7 +93,8 @@ def alive(pid):
 
 
 def read_pids(out_dir):
-    return [int(p.read_text()) for p in sorted(out_dir.glob("pid.*"))]
+    # not mark()'s pid.K.tmp, which may still be empty
+    return [int(p.read_text()) for p in sorted(out_dir.glob("pid.*")) if p.suffix != ".tmp"]
 
 
 def assert_all_gone(pids, grace=5.0):
@@ -398,7 +399,7 @@ def test_second_sigint_kills_stubborn_pes(tmp_path):
         ''')
     proc = start_shmemrun("-n", 2, child, tmp_path)
     try:
-        assert wait_for(lambda: len(list(tmp_path.glob("pid.*"))) == 2)
+        assert wait_for(lambda: len(read_pids(tmp_path)) == 2)
         pids = read_pids(tmp_path)
         proc.send_signal(signal.SIGINT)
         time.sleep(0.3)
@@ -423,7 +424,7 @@ def test_pes_die_with_sigkilled_launcher(tmp_path):
     # No pipes: orphaned PEs would keep them open and block communicate().
     proc = start_shmemrun("-n", 3, child, tmp_path, output=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: len(list(tmp_path.glob("pid.*"))) == 3)
+        assert wait_for(lambda: len(read_pids(tmp_path)) == 3)
         pids = read_pids(tmp_path)
         assert all(alive(p) for p in pids)
     finally:

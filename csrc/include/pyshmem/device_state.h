@@ -70,7 +70,9 @@ typedef struct pyshmem_sys_area {
   uint64_t barrier_epoch; /* barriers entered by the owner (host and device share it) */
   uint64_t global_exit;   /* status + 1 once any PE called global_exit (waits then exit) */
   uint64_t hang_claim;    /* PE 0's copy: 1 + the PE that reports a PYSHMEM_TIMEOUT hang */
-  uint64_t pad0[3];
+  uint64_t hang_probe;    /* a PYSHMEM_TIMEOUT reporter stores 1; a running thread of the owner answers 2 */
+  uint64_t pid;           /* the owner's process id (the report looks up PEs of its node in /proc) */
+  uint64_t pad0[1];
   pyshmem_sys_flag barrier[PYSHMEM_SYS_BARRIER_ROUNDS]; /* dissemination: arrivals per round */
   pyshmem_sys_wait wait;
   uint64_t op_count; /* operations recorded so far; the newest is ops[(op_count - 1) % RING] */
