@@ -98,10 +98,13 @@ def test_builds_killed_midway_leave_nothing_behind(module):
     ("", "x", "source must be a non-empty string"),
     (None, "x", "source must be a non-empty string"),
     ("int x;", "../evil", "name must be letters, digits and _"),
+    ("int x;", 7, "name must be letters, digits and _"),
 ])
 def test_bad_module_arguments(source, name, match):
     with pytest.raises(pyshmem.InvalidArgumentError, match=match):
         pcuda.Module(source, name=name)
+    with pytest.raises(pyshmem.ShmemTypeError, match="options must be a list of compiler flags, not str '-O3'"):
+        pcuda.Module("int x;", options="-O3", target="cpu")
 
 
 def test_missing_kernel(module):
