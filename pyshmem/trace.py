@@ -1,6 +1,6 @@
 """``python -m pyshmem trace DIR``: the communication timeline of a PYSHMEM_TRACE run.
 
-Run a job with ``PYSHMEM_TRACE=DIR`` (an existing directory): every PE writes
+Run a job with ``PYSHMEM_TRACE=DIR`` (created when missing): every PE writes
 ``DIR/trace-pe<k>.bin`` (csrc/core/trace.h) at finalize, at a global exit and on
 SIGTERM. This module merges them into
 

@@ -76,6 +76,19 @@ def test_trace_errors_say_what_to_do(tmp_path):
     (tmp_path / "trace-pe0.bin").write_bytes(b"x" * 80)
     bad = _trace_cli(tmp_path)
     assert bad.returncode == 2 and "not a pyshmem trace file" in bad.stderr
-    missing = run_pes("trace_ops.py", 1, env={"PYSHMEM_TRACE": str(tmp_path / "nope")})
-    assert missing.returncode != 0
-    assert "create the directory first, or unset PYSHMEM_TRACE" in missing.stdout + missing.stderr
+    (tmp_path / "file").write_text("a regular file")
+    blocked = run_pes("trace_ops.py", 2, env={"PYSHMEM_TRACE": str(tmp_path / "file" / "traces")})
+    assert blocked.returncode != 0
+    out = blocked.stdout + blocked.stderr
+    assert (f"pyshmem.init on PE 0: PYSHMEM_TRACE={tmp_path}/file/traces: cannot create the directory "
+            f"{tmp_path}/file: it exists and is not a directory; set PYSHMEM_TRACE to a directory you can "
+            "write, or unset it") in out, out
+    assert "ShmemOSError" in out, out
+
+
+def test_the_trace_directory_is_created_with_its_parents(tmp_path):
+    """As profilers do: PYSHMEM_TRACE=a/b/c need not exist (PEs racing to create it included)."""
+    traces = tmp_path / "a" / "b" / "c"
+    proc = run_pes("trace_ops.py", 4, env={"PYSHMEM_TRACE": str(traces)})
+    assert_ok(proc, 4)
+    assert sorted(p.name for p in traces.iterdir()) == [f"trace-pe{k}.bin" for k in range(4)]
