@@ -18,6 +18,7 @@
 import os
 from pathlib import Path
 
+from pyshmem import _kernel_args
 from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, zeros
 from pyshmem.errors import InvalidArgumentError, ShmemOSError, ShmemTypeError
 from pyshmem.runtime import where
@@ -247,6 +248,7 @@ class Module:
         self.name = name
         self.target = target
         self._handle = None
+        self._params = _kernel_args.parse(source)
         if target == "gpu":
             image = compile(source, arch=lib.gpu_arch(), output="cubin", name=name, options=options).code
             self._handle = lib.gpu_module_load(bytes(image), "pyshmem.cuda.Module")
@@ -269,7 +271,8 @@ class Module:
         from pyshmem._lib import lib
 
         if self.target == "gpu":
-            return Kernel(self, name, lib.gpu_module_function(self._handle, name, "pyshmem.cuda.Module.get_kernel"))
+            return Kernel(self, name, lib.gpu_module_function(self._handle, name, "pyshmem.cuda.Module.get_kernel"),
+                          self._params.get(name))
         try:
             func = getattr(self._lib, name)
         except AttributeError:
@@ -277,19 +280,27 @@ class Module:
                 f"{where('cuda.Module.get_kernel')}: {self.name} has no kernel {name!r}; kernels must be declared "
                 f'extern "C" __global__') from None
         func.restype = None
-        return Kernel(self, name, func)
+        return Kernel(self, name, func, self._params.get(name))
 
     def __repr__(self):
         return f"<pyshmem.cuda.Module {self.name} target={self.target}>"
 
 
 class Kernel:
-    """A kernel of a :class:`Module` (from ``Module.get_kernel``)."""
+    """A kernel of a :class:`Module` (from ``Module.get_kernel``).
 
-    def __init__(self, module, name, func):
+    Attributes:
+        params: the parameters read from the module's source (objects with ``text``,
+            ``name`` and ``kind``), which :func:`launch` checks its arguments against;
+            None where the source does not spell them out (a kernel declared by a
+            macro, a template, overloads): then the arguments go as given.
+    """
+
+    def __init__(self, module, name, func, params=None):
         self.module = module
         self.name = name
         self._func = func
+        self.params = params
 
     def __repr__(self):
         return f"<pyshmem.cuda.Kernel {self.name} of {self.module.name}>"
@@ -329,17 +340,27 @@ def launch(kernel, grid, block, *args, stream=None):
     NumPy or symmetric arrays (pointers to their first element, no copy); the call is
     synchronous and `stream` must be None.
 
+    Both check the arguments against the kernel's parameters as the module's source
+    declares them (``kernel.params``): their number, and their kind (an array or address
+    for a pointer, a scalar for a scalar); Python ints, floats and bools are converted to
+    the parameter's C type, NumPy scalars and ctypes values must have its size. A kernel
+    whose parameters the source does not spell out (declared by a macro, a template)
+    gets its arguments as given, with the types listed below.
+
     Args:
         kernel: a :class:`Kernel`.
         grid: blocks, as an int or a tuple of up to 3 ints (at most 4096 blocks on the CPU).
         block: threads per block, an int or a tuple of up to 3 ints (at most 1024).
         *args: kernel arguments in order: arrays, NumPy scalars for exact C types
             (``np.int32(n)`` for ``int``, ``np.float32(x)`` for ``float``), Python ints
-            (64-bit), Python floats (``double``), ctypes values, or None (null pointer).
+            and floats (the parameter's type; 64-bit and ``double`` where it is not
+            known), ctypes values, or None (null pointer).
         stream: GPU only: None, a CUstream handle or a CUDA stream object.
 
     Raises:
-        TypeError: `kernel` is not a Kernel, or an argument cannot be passed.
+        ShmemTypeError: `kernel` is not a Kernel, too few or too many arguments, or an
+            argument of the wrong kind for its parameter or that cannot be passed.
+        ValueOverflowError: a Python int out of its parameter's range.
         InvalidArgumentError: a bad grid/block, a non-contiguous array, or a stream on the CPU.
     """
     from pyshmem import _cpu_kernels
@@ -353,6 +374,7 @@ def launch(kernel, grid, block, *args, stream=None):
     grid3 = _dims("grid", grid, 2**31 - 1 if on_gpu else _cpu_kernels.MAX_BLOCKS)
     block3 = _dims("block", block, 1024)
     ensure_started("cuda.launch")
+    args = _kernel_args.check(kernel.name, kernel.params, args)
     if on_gpu:
         packed = [_gpu_arg(i, a) for i, a in enumerate(args)]
         lib.gpu_launch(kernel._func, list(grid3), list(block3), 0, _stream_handle(stream, "cuda.launch"), packed,
