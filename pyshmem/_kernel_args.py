@@ -53,7 +53,8 @@ class Param:
         return f"Param({self.text!r})"
 
     def __eq__(self, other):
-        return isinstance(other, Param) and (self.kind, self.size, self.signed) == (other.kind, other.size, other.signed)
+        key = (self.kind, self.size, self.signed)
+        return isinstance(other, Param) and key == (other.kind, other.size, other.signed)
 
 
 def _int_type(words):

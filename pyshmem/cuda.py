@@ -171,7 +171,8 @@ def _nvrtc_ptx(call, source, name, arch, flags):
     from cuda.bindings import nvrtc
     from cuda.core import ObjectCode
 
-    prog = _nvrtc_status(call, "nvrtcCreateProgram", nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []))
+    created = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    prog = _nvrtc_status(call, "nvrtcCreateProgram", created)
     try:
         (status,) = nvrtc.nvrtcCompileProgram(prog, len(flags), flags)
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:

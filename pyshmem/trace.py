@@ -187,7 +187,8 @@ def boxes(pes):
         base = 0
         for th, idx, x, w, rows in per_thread:
             for i, xi, wi, r in zip(idx, x, w, rows):
-                out.append({"pe": p["pe"], "thread": th, "row": base + int(r), "kind": KINDS.get(int(ev["kind"][i]), "other"),
+                kind = KINDS.get(int(ev["kind"][i]), "other")
+                out.append({"pe": p["pe"], "thread": th, "row": base + int(r), "kind": kind,
                             "name": p["names"][ev["name"][i]] if ev["name"][i] < len(p["names"]) else "?",
                             "x": float(xi), "width": float(wi), "y": p["pe"] - 0.4 + (base + int(r)) * height,
                             "height": height})

@@ -79,7 +79,8 @@ def test_gpu_launch_packs_each_parameter_at_its_size(gpu_kernel):
 @pytest.mark.parametrize("args, match", [
     ((DeviceArray(16), np.int32(4)), r"takes 3 arguments \(float\* x, int n, float f\), got 2; missing 'f'"),
     ((1.5, 4, 1.0), r"argument 0 \(float\* x\) is a float; pass an array"),
-    ((DeviceArray(16), DeviceArray(32), 1.0), r"argument 1 \(int n\) is a GPU array \(DeviceArray\); pass a Python int"),
+    ((DeviceArray(16), DeviceArray(32), 1.0),
+     r"argument 1 \(int n\) is a GPU array \(DeviceArray\); pass a Python int"),
     ((DeviceArray(16), 4, np.float64(1)), r"argument 2 \(float f\) is a NumPy float64"),
 ])
 def test_gpu_launch_gets_the_same_checks_as_the_cpu(gpu_kernel, args, match):
