@@ -18,8 +18,9 @@
 import os
 from pathlib import Path
 
+from pyshmem import _kernel_args
 from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, zeros
-from pyshmem.errors import InvalidArgumentError, ShmemTypeError
+from pyshmem.errors import InvalidArgumentError, ShmemOSError, ShmemTypeError
 from pyshmem.runtime import where
 
 _OUTPUTS = ("cubin", "ptx", "ltoir")
@@ -72,41 +73,120 @@ def include_paths():
 def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", options=()):  # noqa: A001
     """Compile CUDA C++ source that includes ``<pyshmem/device.cuh>`` (no GPU needed).
 
+    Cubin and LTO-IR go through ``cuda.core.Program``; PTX is made by NVRTC directly
+    (``cuda.bindings.nvrtc``), because ``cuda.core`` asks the GPU driver whether it can
+    load the PTX, which fails where no driver is installed. None of the three needs a
+    GPU or its driver; *loading* the result does (a PTX image needs a driver at least
+    as new as NVRTC).
+
     Args:
         source: CUDA C++ source text.
         arch: target architecture, e.g. ``"sm_80"``, ``"sm_90"``.
         output: ``"cubin"``, ``"ptx"`` or ``"ltoir"``.
         name: program name shown in compiler messages.
-        options: extra include directories (``-I`` is implied) as strings.
+        options: extra include directories (``-I`` is implied): a list of strings or paths.
 
     Returns:
         cuda.core.ObjectCode: the compiled code (``.code`` holds the bytes).
 
     Raises:
-        InvalidArgumentError: bad ``output``/``arch``, or the source does not compile
-            (the message carries the compiler log).
+        InvalidArgumentError: bad ``output``/``arch`` (an architecture this NVRTC does
+            not support included), or the source does not compile (the message carries
+            the compiler log).
+        ShmemTypeError: `source`, `name` or `options` of the wrong type.
+        ShmemOSError: NVRTC (or another CUDA library) cannot be loaded.
         ImportError: ``cuda-core`` is not installed (``pip install 'pyshmem[cuda]'``).
     """
+    call = where("cuda.compile")
     if output not in _OUTPUTS:
-        raise InvalidArgumentError(f"{where('cuda.compile')}: output must be one of {_OUTPUTS}, not {output!r}")
+        raise InvalidArgumentError(f"{call}: output must be one of {_OUTPUTS}, not {output!r}")
     if not (isinstance(arch, str) and arch.startswith("sm_") and arch[3:].isdigit()):
-        raise InvalidArgumentError(f"{where('cuda.compile')}: arch must look like 'sm_90', not {arch!r}")
+        raise InvalidArgumentError(f"{call}: arch must look like 'sm_90', not {arch!r}")
+    if not isinstance(source, str):
+        raise ShmemTypeError(f"{call}: source must be a string of CUDA C++, not {type(source).__name__}; "
+                             "decode bytes first (source.decode())")
+    if not isinstance(name, str):
+        raise ShmemTypeError(f"{call}: name must be a string, not {type(name).__name__}")
+    extra = _include_dirs(call, options)
     try:
         from cuda.core import Program, ProgramOptions
     except ImportError as exc:
         raise ImportError("pyshmem.cuda needs cuda-core: pip install 'pyshmem[cuda]'") from exc
-    includes = include_paths() + [str(p) for p in options]
+    includes = include_paths() + extra
     cuda_home = Path(_cccl_include()).parent
     if (cuda_home / "cuda_runtime.h").is_file() or (cuda_home / "cuda.h").is_file():
         includes.append(str(cuda_home))
     opts = ProgramOptions(std="c++17", arch=arch, include_path=includes, name=name,
                           link_time_optimization=(output == "ltoir"))
     try:
+        _check_arch(call, arch)
+        if output == "ptx":
+            return _nvrtc_ptx(call, source, name, arch, opts.as_bytes("nvrtc"))
         return Program(source, code_type="c++", options=opts).compile(output)
     except Exception as exc:
+        if type(exc).__name__ == "DynamicLibNotFoundError":
+            raise ShmemOSError(f"{call}: cannot load a CUDA library ({exc}); NVRTC comes with the CUDA toolkit or "
+                               "`pip install nvidia-cuda-nvrtc`, the driver (libcuda) only with an NVIDIA driver "
+                               "install") from None
         if type(exc).__name__ != "NVRTCError":
             raise
-        raise InvalidArgumentError(f"{where('cuda.compile')}: {name} does not compile for {arch}:\n{exc}") from None
+        raise InvalidArgumentError(f"{call}: {name} does not compile for {arch}:\n{exc}") from None
+
+
+def _include_dirs(call, options):
+    """`options` of compile() as a list of include-directory strings."""
+    if isinstance(options, (str, bytes)) or not hasattr(options, "__iter__"):
+        raise ShmemTypeError(f"{call}: options must be a list of include directories, not "
+                             f"{type(options).__name__} {options!r}; wrap one directory in a list")
+    dirs = list(options)
+    for i, d in enumerate(dirs):
+        if not isinstance(d, (str, os.PathLike)):
+            raise ShmemTypeError(f"{call}: options[{i}] must be a directory name (str or path), "
+                                 f"not {type(d).__name__}")
+    return [os.fspath(d) for d in dirs]
+
+
+def _nvrtc_status(call, what, result):
+    """Raises for a failed cuda.bindings.nvrtc call; returns its value(s)."""
+    from cuda.bindings import nvrtc
+
+    if result[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise InvalidArgumentError(f"{call}: NVRTC's {what} failed: {result[0].name}")
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def _check_arch(call, arch):
+    """An arch NVRTC cannot target is a bad argument, not a compile error of the source."""
+    from cuda.bindings import nvrtc
+
+    archs = _nvrtc_status(call, "nvrtcGetSupportedArchs", nvrtc.nvrtcGetSupportedArchs())
+    if int(arch[3:]) not in archs:
+        major, minor = _nvrtc_status(call, "nvrtcVersion", nvrtc.nvrtcVersion())
+        raise InvalidArgumentError(f"{call}: NVRTC {major}.{minor} does not support {arch}; pass one of "
+                                   + ", ".join(f"sm_{a}" for a in archs))
+
+
+def _nvrtc_ptx(call, source, name, arch, flags):
+    """PTX from NVRTC with no driver involved (cuda.core's PTX path queries the driver)."""
+    from cuda.bindings import nvrtc
+    from cuda.core import ObjectCode
+
+    created = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    prog = _nvrtc_status(call, "nvrtcCreateProgram", created)
+    try:
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(flags), flags)
+        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            size = _nvrtc_status(call, "nvrtcGetProgramLogSize", nvrtc.nvrtcGetProgramLogSize(prog))
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise InvalidArgumentError(f"{call}: {name} does not compile for {arch}:\n{status.name}, compilation log:\n"
+                                       + log.rstrip(b"\0").decode(errors="replace"))
+        size = _nvrtc_status(call, "nvrtcGetPTXSize", nvrtc.nvrtcGetPTXSize(prog))
+        ptx = b" " * size
+        nvrtc.nvrtcGetPTX(prog, ptx)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return ObjectCode.from_ptx(ptx, name=name)
 
 
 def _dims(what, value, limit):
@@ -152,8 +232,11 @@ class Module:
 
         if not isinstance(source, str) or not source.strip():
             raise InvalidArgumentError(f"{where('cuda.Module')}: source must be a non-empty string of CUDA C++")
-        if not name.replace("_", "").isalnum():
+        if not isinstance(name, str) or not name.replace("_", "").isalnum():
             raise InvalidArgumentError(f"{where('cuda.Module')}: name must be letters, digits and _, not {name!r}")
+        if isinstance(options, (str, bytes)) or not hasattr(options, "__iter__"):
+            raise ShmemTypeError(f"{where('cuda.Module')}: options must be a list of compiler flags, not "
+                                 f"{type(options).__name__} {options!r}; wrap one flag in a list")
         if target not in ("auto", "gpu", "cpu"):
             raise InvalidArgumentError(f"{where('cuda.Module')}: target must be 'auto', 'gpu' or 'cpu', not {target!r}")
         if target != "cpu":
@@ -166,6 +249,7 @@ class Module:
         self.name = name
         self.target = target
         self._handle = None
+        self._params = _kernel_args.parse(source)
         if target == "gpu":
             image = compile(source, arch=lib.gpu_arch(), output="cubin", name=name, options=options).code
             self._handle = lib.gpu_module_load(bytes(image), "pyshmem.cuda.Module")
@@ -188,7 +272,8 @@ class Module:
         from pyshmem._lib import lib
 
         if self.target == "gpu":
-            return Kernel(self, name, lib.gpu_module_function(self._handle, name, "pyshmem.cuda.Module.get_kernel"))
+            return Kernel(self, name, lib.gpu_module_function(self._handle, name, "pyshmem.cuda.Module.get_kernel"),
+                          self._params.get(name))
         try:
             func = getattr(self._lib, name)
         except AttributeError:
@@ -196,19 +281,27 @@ class Module:
                 f"{where('cuda.Module.get_kernel')}: {self.name} has no kernel {name!r}; kernels must be declared "
                 f'extern "C" __global__') from None
         func.restype = None
-        return Kernel(self, name, func)
+        return Kernel(self, name, func, self._params.get(name))
 
     def __repr__(self):
         return f"<pyshmem.cuda.Module {self.name} target={self.target}>"
 
 
 class Kernel:
-    """A kernel of a :class:`Module` (from ``Module.get_kernel``)."""
+    """A kernel of a :class:`Module` (from ``Module.get_kernel``).
 
-    def __init__(self, module, name, func):
+    Attributes:
+        params: the parameters read from the module's source (objects with ``text``,
+            ``name`` and ``kind``), which :func:`launch` checks its arguments against;
+            None where the source does not spell them out (a kernel declared by a
+            macro, a template, overloads): then the arguments go as given.
+    """
+
+    def __init__(self, module, name, func, params=None):
         self.module = module
         self.name = name
         self._func = func
+        self.params = params
 
     def __repr__(self):
         return f"<pyshmem.cuda.Kernel {self.name} of {self.module.name}>"
@@ -248,17 +341,27 @@ def launch(kernel, grid, block, *args, stream=None):
     NumPy or symmetric arrays (pointers to their first element, no copy); the call is
     synchronous and `stream` must be None.
 
+    Both check the arguments against the kernel's parameters as the module's source
+    declares them (``kernel.params``): their number, and their kind (an array or address
+    for a pointer, a scalar for a scalar); Python ints, floats and bools are converted to
+    the parameter's C type, NumPy scalars and ctypes values must have its size. A kernel
+    whose parameters the source does not spell out (declared by a macro, a template)
+    gets its arguments as given, with the types listed below.
+
     Args:
         kernel: a :class:`Kernel`.
         grid: blocks, as an int or a tuple of up to 3 ints (at most 4096 blocks on the CPU).
         block: threads per block, an int or a tuple of up to 3 ints (at most 1024).
         *args: kernel arguments in order: arrays, NumPy scalars for exact C types
             (``np.int32(n)`` for ``int``, ``np.float32(x)`` for ``float``), Python ints
-            (64-bit), Python floats (``double``), ctypes values, or None (null pointer).
+            and floats (the parameter's type; 64-bit and ``double`` where it is not
+            known), ctypes values, or None (null pointer).
         stream: GPU only: None, a CUstream handle or a CUDA stream object.
 
     Raises:
-        TypeError: `kernel` is not a Kernel, or an argument cannot be passed.
+        ShmemTypeError: `kernel` is not a Kernel, too few or too many arguments, or an
+            argument of the wrong kind for its parameter or that cannot be passed.
+        ValueOverflowError: a Python int out of its parameter's range.
         InvalidArgumentError: a bad grid/block, a non-contiguous array, or a stream on the CPU.
     """
     from pyshmem import _cpu_kernels
@@ -272,6 +375,7 @@ def launch(kernel, grid, block, *args, stream=None):
     grid3 = _dims("grid", grid, 2**31 - 1 if on_gpu else _cpu_kernels.MAX_BLOCKS)
     block3 = _dims("block", block, 1024)
     ensure_started("cuda.launch")
+    args = _kernel_args.check(kernel.name, kernel.params, args)
     if on_gpu:
         packed = [_gpu_arg(i, a) for i, a in enumerate(args)]
         lib.gpu_launch(kernel._func, list(grid3), list(block3), 0, _stream_handle(stream, "cuda.launch"), packed,

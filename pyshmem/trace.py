@@ -1,6 +1,6 @@
 """``python -m pyshmem trace DIR``: the communication timeline of a PYSHMEM_TRACE run.
 
-Run a job with ``PYSHMEM_TRACE=DIR`` (an existing directory): every PE writes
+Run a job with ``PYSHMEM_TRACE=DIR`` (created when missing): every PE writes
 ``DIR/trace-pe<k>.bin`` (csrc/core/trace.h) at finalize, at a global exit and on
 SIGTERM. This module merges them into
 
@@ -9,7 +9,9 @@ SIGTERM. This module merges them into
   proxy's), every call, wait, collective and proxy operation a slice, coloured by kind,
   with peer and bytes in its args; puts, gets, atomics and signals carry a flow arrow to
   a marker on the target PE's lane;
-- ``timeline.png``: the same lanes drawn with matplotlib (when installed);
+- ``timeline.png``: the same lanes drawn with matplotlib (when installed): a span
+  inside another (a wait in a collective) on the row below it, short operations drawn
+  at a minimum width, a legend of the kinds drawn;
 - a summary printed as text: time in waits and collectives per PE, bytes per peer.
 
 Both files go into DIR unless ``-o`` names another directory.
@@ -23,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load", "chrome_trace", "summary", "plot", "main"]
+__all__ = ["load", "chrome_trace", "summary", "boxes", "figure", "plot", "main"]
 
 KINDS = {1: "rma", 2: "atomic", 3: "signal", 4: "wait", 5: "collective", 6: "proxy"}
-_COLORS = {"rma": "#1f77b4", "atomic": "#9467bd", "signal": "#17becf", "wait": "#d62728",
-           "collective": "#2ca02c", "proxy": "#ff7f0e"}
+_COLORS = {"collective": "#2ca02c", "wait": "#d62728", "rma": "#1f77b4", "atomic": "#9467bd",
+           "signal": "#17becf", "proxy": "#ff7f0e", "other": "#7f7f7f"}
 _HEADER = struct.Struct("<8sIiiIQQqQQ")
 _EVENT = np.dtype([("t0", "<i8"), ("t1", "<i8"), ("bytes", "<u8"), ("name", "<u4"), ("peer", "<i4"),
                    ("kind", "<u2"), ("thread", "<u2"), ("pad", "<u4")])
@@ -139,8 +141,63 @@ def summary(pes):
     return "\n".join(lines)
 
 
-def plot(pes, path):
-    """Draws the timeline PNG (one lane per PE, a row per thread); returns False without matplotlib."""
+MIN_WIDTH = 0.004  # the narrowest box, as a fraction of the time axis (~4 pixels)
+
+
+def _rows(t0, t1):
+    """Sub-lane of each span of one thread: the lowest row free at its start, so a span
+    nested in another (a wait inside a collective) sits on the row below it and no two
+    boxes of a row overlap. `t1` is the drawn end (minimum width included)."""
+    order = np.lexsort((-(t1 - t0), t0))  # by start, the longer (enclosing) span first
+    ends, rows = [], np.zeros(len(t0), np.int64)
+    for i in order:
+        row = next((r for r, end in enumerate(ends) if end <= t0[i]), len(ends))
+        if row == len(ends):
+            ends.append(0)
+        ends[row] = t1[i]
+        rows[i] = row
+    return rows
+
+
+def boxes(pes):
+    """What :func:`plot` draws: one box per event, nested spans on sub-lanes.
+
+    Args:
+        pes: traces from :func:`load`.
+
+    Returns:
+        tuple: (list of dicts with pe, thread, row, kind, name, x and width in ms
+        (width at least the minimum), y and height in lane units; the minimum width in ms).
+    """
+    t_origin = _origin(pes)
+    ends = [int(p["events"]["t1"].max()) for p in pes if len(p["events"])]
+    span_ms = max((max(ends) - t_origin) / 1e6, 1e-6) if ends else 1.0
+    min_w = span_ms * MIN_WIDTH
+    out = []
+    for p in pes:
+        ev = p["events"]
+        per_thread = []
+        for th in np.unique(ev["thread"]):
+            idx = np.flatnonzero(ev["thread"] == th)
+            x = (ev["t0"][idx] - t_origin).astype(np.float64) / 1e6
+            w = np.maximum((ev["t1"][idx] - ev["t0"][idx]).astype(np.float64) / 1e6, min_w)
+            per_thread.append((int(th), idx, x, w, _rows(x, x + w)))
+        nrows = sum(int(r.max()) + 1 for *_, r in per_thread) or 1
+        height = 0.8 / nrows
+        base = 0
+        for th, idx, x, w, rows in per_thread:
+            for i, xi, wi, r in zip(idx, x, w, rows):
+                kind = KINDS.get(int(ev["kind"][i]), "other")
+                out.append({"pe": p["pe"], "thread": th, "row": base + int(r), "kind": kind,
+                            "name": p["names"][ev["name"][i]] if ev["name"][i] < len(p["names"]) else "?",
+                            "x": float(xi), "width": float(wi), "y": p["pe"] - 0.4 + (base + int(r)) * height,
+                            "height": height})
+            base += int(rows.max()) + 1
+    return out, min_w
+
+
+def figure(pes):
+    """The timeline as a matplotlib Figure (see :func:`plot`); None without matplotlib."""
     try:
         import matplotlib
 
@@ -148,27 +205,43 @@ def plot(pes, path):
         import matplotlib.pyplot as plt
         from matplotlib.patches import Patch
     except ImportError:
-        return False
-    t0 = _origin(pes)
-    fig, ax = plt.subplots(figsize=(12, 1.0 + 0.8 * len(pes)))
-    for p in pes:
-        ev = p["events"]
-        threads = max(1, int(ev["thread"].max()) + 1) if len(ev) else 1
-        for kind in (5, 4, 6, 1, 2, 3):  # collectives behind the waits and transfers they contain
-            name = KINDS[kind]
-            for th in range(threads):
-                sel = ev[(ev["kind"] == kind) & (ev["thread"] == th)]
-                if not len(sel):
-                    continue
-                y = p["pe"] + th / threads * 0.8 - 0.4
-                bars = [((int(a) - t0) / 1e6, max((int(b) - int(a)) / 1e6, 1e-4)) for a, b in zip(sel["t0"], sel["t1"])]
-                ax.broken_barh(bars, (y, 0.8 / threads), facecolors=_COLORS[name], alpha=0.8)
+        return None
+    drawn, min_w = boxes(pes)
+    fig, ax = plt.subplots(figsize=(12, 1.2 + 0.9 * len(pes)))
+    groups = {}
+    for b in drawn:
+        groups.setdefault((b["kind"], b["y"], b["height"]), []).append((b["x"], b["width"]))
+    for (kind, y, h), bars in groups.items():
+        ax.broken_barh(bars, (y + 0.05 * h, 0.9 * h), facecolors=_COLORS[kind], edgecolors="none")
     ax.set_yticks([p["pe"] for p in pes], [f"PE {p['pe']}" for p in pes])
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms)")
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in _COLORS.items()], loc="upper right", fontsize=8, ncol=6)
-    ax.set_title("pyshmem communication timeline")
+    ax.set_ylim(max(p["pe"] for p in pes) + 0.5 if pes else 0.5, -0.5)
+    unit = f"{min_w * 1e3:.3g} us" if min_w < 1 else f"{min_w:.3g} ms"
+    ax.set_xlabel(f"time (ms); a span inside another is drawn on the row below it; operations shorter than "
+                  f"{unit} are drawn {unit} wide")
+    present = [k for k in _COLORS if any(b["kind"] == k for b in drawn)]
+    ax.legend(handles=[Patch(color=_COLORS[k], label=k) for k in present], loc="upper left",
+              bbox_to_anchor=(0, 1.0), fontsize=8, ncol=max(1, len(present)), frameon=False,
+              borderaxespad=-2.2)
+    ax.set_title("pyshmem communication timeline", pad=22)
     fig.tight_layout()
+    return fig
+
+
+def plot(pes, path):
+    """Draws the timeline PNG: a lane per PE, split in rows per thread and nesting depth.
+
+    Args:
+        pes: traces from :func:`load`.
+        path: the PNG to write.
+
+    Returns:
+        bool: False when matplotlib is not installed (nothing written).
+    """
+    fig = figure(pes)
+    if fig is None:
+        return False
+    import matplotlib.pyplot as plt
+
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -74,6 +75,23 @@ void write_all(int fd, const void* p, size_t n) {
   }
 }
 
+// Creates `dir` and its missing parents (as `mkdir -p`; PEs racing to create it agree).
+// Returns "" or what went wrong, naming the path that could not be made.
+std::string make_dirs(const std::string& dir) {
+  for (size_t end = 1; end <= dir.size(); ++end) {
+    if (end < dir.size() && dir[end] != '/') continue;
+    const std::string part = dir.substr(0, end);
+    struct stat st {};
+    if (::stat(part.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return "cannot create the directory " + part + ": it exists and is not a directory";
+      continue;
+    }
+    if (::mkdir(part.c_str(), 0777) != 0 && errno != EEXIST)
+      return "cannot create the directory " + part + " (" + std::strerror(errno) + ")";
+  }
+  return "";
+}
+
 void on_sigterm(int sig) {
   trace_flush();
   sigaction(sig, &g_old_term, nullptr);  // then whatever SIGTERM did before (usually: end)
@@ -88,6 +106,10 @@ void trace_init(State& s) {
   const long long n = s.config.TRACE_EVENTS;
   if (n < 1 || n > (1LL << 28))
     fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_TRACE_EVENTS=" + std::to_string(n) + " must be in 1..2^28");
+  const std::string made = make_dirs(dir);
+  if (!made.empty())
+    fail(PYSHMEM_ERR_SYSTEM, "pyshmem.init",
+         "PYSHMEM_TRACE=" + dir + ": " + made + "; set PYSHMEM_TRACE to a directory you can write, or unset it");
   auto* t = new Trace();  // leaked on purpose: flushed from exit paths and signal handlers
   t->ring.resize(static_cast<size_t>(n));
   std::snprintf(t->path, sizeof t->path, "%s/trace-pe%d.bin", dir.c_str(), s.pe);
@@ -100,9 +122,9 @@ void trace_init(State& s) {
   t->header.node = std::hash<std::string>{}(s.node_id);
   const int fd = ::open(t->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
-    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
+    fail(PYSHMEM_ERR_SYSTEM, "pyshmem.init",
          "PYSHMEM_TRACE=" + dir + ": cannot write " + t->path + " (" + std::strerror(errno) +
-             "); create the directory first, or unset PYSHMEM_TRACE");
+             "); set PYSHMEM_TRACE to a directory you can write, or unset it");
   ::close(fd);
   g_trace = t;
   g_trace_on = true;

@@ -7,6 +7,9 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 from conftest import REPO, assert_ok, run_pes
 
 
@@ -76,6 +79,89 @@ def test_trace_errors_say_what_to_do(tmp_path):
     (tmp_path / "trace-pe0.bin").write_bytes(b"x" * 80)
     bad = _trace_cli(tmp_path)
     assert bad.returncode == 2 and "not a pyshmem trace file" in bad.stderr
-    missing = run_pes("trace_ops.py", 1, env={"PYSHMEM_TRACE": str(tmp_path / "nope")})
-    assert missing.returncode != 0
-    assert "create the directory first, or unset PYSHMEM_TRACE" in missing.stdout + missing.stderr
+    (tmp_path / "file").write_text("a regular file")
+    blocked = run_pes("trace_ops.py", 2, env={"PYSHMEM_TRACE": str(tmp_path / "file" / "traces")})
+    assert blocked.returncode != 0
+    out = blocked.stdout + blocked.stderr
+    assert (f"pyshmem.init on PE 0: PYSHMEM_TRACE={tmp_path}/file/traces: cannot create the directory "
+            f"{tmp_path}/file: it exists and is not a directory; set PYSHMEM_TRACE to a directory you can "
+            "write, or unset it") in out, out
+    assert "ShmemOSError" in out, out
+
+
+def test_the_trace_directory_is_created_with_its_parents(tmp_path):
+    """As profilers do: PYSHMEM_TRACE=a/b/c need not exist (PEs racing to create it included)."""
+    traces = tmp_path / "a" / "b" / "c"
+    proc = run_pes("trace_ops.py", 4, env={"PYSHMEM_TRACE": str(traces)})
+    assert_ok(proc, 4)
+    assert sorted(p.name for p in traces.iterdir()) == [f"trace-pe{k}.bin" for k in range(4)]
+
+
+def _drawn(fig):
+    """(kind colour, x0, x1, y0, y1) of every bar in the timeline figure, and its legend."""
+    ax = fig.axes[0]
+    bars = []
+    for coll in ax.collections:
+        colour = tuple(coll.get_facecolor()[0])
+        for path in coll.get_paths():
+            (x0, y0), (x1, y1) = path.vertices.min(axis=0), path.vertices.max(axis=0)
+            bars.append((colour, x0, x1, y0, y1))
+    legend = ax.get_legend()
+    return bars, {t.get_text(): tuple(h.get_facecolor()) for t, h in zip(legend.get_texts(), legend.get_patches())}
+
+
+def test_timeline_png_nests_spans_widens_short_ops_and_has_a_matching_legend(tmp_path):
+    """A real 4-PE run: every bar's colour is a legend entry (and the legend names only
+    what is drawn), short operations are at least the minimum width, and a span inside
+    another (a wait inside a collective) sits on a lower row of its PE's lane, no two
+    boxes of a row overlapping."""
+    matplotlib = pytest.importorskip("matplotlib")
+    from pyshmem import trace
+
+    proc = run_pes("trace_ops.py", 4, env={"PYSHMEM_TRACE": str(tmp_path)})
+    assert_ok(proc, 4)
+    pes = trace.load(tmp_path)
+    boxes, min_w = trace.boxes(pes)
+    fig = trace.figure(pes)
+    bars, legend = _drawn(fig)
+    assert len(bars) == len(boxes) == sum(len(p["events"]) for p in pes)
+    kinds = {b["kind"] for b in boxes}
+    assert {"rma", "atomic", "signal", "wait", "collective"} <= kinds
+    assert set(legend) == kinds
+    assert {legend[k] for k in kinds} == {c for c, *_ in bars}
+    assert all(legend[k] == matplotlib.colors.to_rgba(trace._COLORS[k]) for k in kinds)
+    assert all(x1 - x0 >= min_w * (1 - 1e-9) for _, x0, x1, *_ in bars)
+    for kind in ("rma", "atomic", "signal"):  # microseconds long in a run of milliseconds
+        assert all(b["width"] >= min_w for b in boxes if b["kind"] == kind)
+    by_row = {}
+    for b in boxes:
+        by_row.setdefault((b["pe"], b["row"]), []).append(b)
+    for row in by_row.values():
+        row.sort(key=lambda b: b["x"])
+        assert all(a["x"] + a["width"] <= b["x"] + 1e-12 for a, b in zip(row, row[1:]))
+        assert len({(b["y"], b["height"]) for b in row}) == 1
+    nested = 0
+    for w in (b for b in boxes if b["kind"] == "wait"):
+        for c in (b for b in boxes if b["kind"] == "collective" and b["pe"] == w["pe"]):
+            if c["x"] <= w["x"] and w["x"] + w["width"] <= c["x"] + c["width"] and c["width"] > w["width"]:
+                assert w["row"] > c["row"] and w["y"] > c["y"], (w, c)
+                nested += 1
+    assert nested >= 4  # every PE's barrier waits inside its barrier_all
+    fig.savefig(tmp_path / "timeline.png")
+    matplotlib.pyplot.close(fig)
+
+
+def test_timeline_rows_of_a_hand_made_trace():
+    """collective ⊃ wait ⊃ wait, then a 1 ns put: rows 0, 1, 2, and the put on the first
+    row free when it starts, drawn at the minimum width."""
+    from pyshmem import trace
+
+    ev = np.zeros(4, trace._EVENT)
+    spans = [(0, 1_000_000, 5), (100, 900_000, 4), (200, 800_000, 4), (950_000, 950_001, 1)]
+    for i, (t0, t1, kind) in enumerate(spans):
+        ev[i]["t0"], ev[i]["t1"], ev[i]["kind"], ev[i]["name"] = t0, t1, kind, 0
+    boxes, min_w = trace.boxes([{"pe": 0, "npes": 1, "names": ["x"], "events": ev}])
+    assert min_w == pytest.approx(1.0 * trace.MIN_WIDTH)  # the axis spans 1 ms
+    assert [b["row"] for b in boxes] == [0, 1, 2, 1]
+    assert boxes[3]["width"] == pytest.approx(min_w) and boxes[3]["kind"] == "rma"
+    assert len({b["y"] for b in boxes}) == 3

@@ -25,6 +25,12 @@ extern "C" __global__ void scalars(double* out, float f, double d, int i, long l
 extern "C" __global__ void fill(float* x, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] = 2.0f * i;
 }
+extern "C" __global__ void scale(float* x, int n, float f) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] *= f;
+}
+// Declared by a macro: its parameters are not read from the source, arguments go as given.
+#define RAW_KERNEL(NAME) extern "C" __global__ void NAME(float* x, int n) {}
+RAW_KERNEL(raw)
 """
 
 
@@ -98,10 +104,13 @@ def test_builds_killed_midway_leave_nothing_behind(module):
     ("", "x", "source must be a non-empty string"),
     (None, "x", "source must be a non-empty string"),
     ("int x;", "../evil", "name must be letters, digits and _"),
+    ("int x;", 7, "name must be letters, digits and _"),
 ])
 def test_bad_module_arguments(source, name, match):
     with pytest.raises(pyshmem.InvalidArgumentError, match=match):
         pcuda.Module(source, name=name)
+    with pytest.raises(pyshmem.ShmemTypeError, match="options must be a list of compiler flags, not str '-O3'"):
+        pcuda.Module("int x;", options="-O3", target="cpu")
 
 
 def test_missing_kernel(module):
@@ -124,7 +133,10 @@ def test_bad_launch_shapes(module, grid, block, match):
 
 
 def test_bad_launch_arguments(module):
-    k = module.get_kernel("fill")
+    """Arguments a kernel cannot take at all, for a kernel whose parameters are unknown
+    (the checks against known parameters are below)."""
+    k = module.get_kernel("raw")
+    assert k.params is None and [p.text for p in module.get_kernel("fill").params] == ["float* x", "int n"]
     with pytest.raises(pyshmem.InvalidArgumentError, match="stream= is for GPU launches"):
         pcuda.launch(k, 1, 1, np.zeros(4, np.float32), np.int32(4), stream=object())
     with pytest.raises(ValueError, match="argument 0 is not C-contiguous"):
@@ -143,3 +155,39 @@ def test_bad_launch_arguments(module):
 
     with pytest.raises(TypeError, match="argument 0 is a GPU array, but this kernel runs on the CPU build"):
         pcuda.launch(k, 1, 1, GpuOnly(), np.int32(4))
+
+
+def test_python_scalars_take_the_parameters_c_types(module):
+    """`int n` and `float f` given as Python int/float (before: 64-bit int and double,
+    which the kernel read as garbage)."""
+    x = np.ones(5, np.float32)
+    pcuda.launch(module.get_kernel("scale"), 1, 1, x, 4, 2.5)
+    assert x.tolist() == [2.5, 2.5, 2.5, 2.5, 1.0]
+    pcuda.launch(module.get_kernel("scale"), 1, 1, x, np.int32(5), 2)  # an int for a float parameter
+    assert x.tolist() == [5.0, 5.0, 5.0, 5.0, 2.0]
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((np.ones(4, np.float32), np.int32(4)), pyshmem.ShmemTypeError,
+     r"takes 3 arguments \(float\* x, int n, float f\), got 2; missing 'f'$"),
+    ((np.ones(4, np.float32),), pyshmem.ShmemTypeError, r"takes 3 arguments .*, got 1; missing 'n', 'f'$"),
+    ((np.ones(4, np.float32), 4, 1.0, 7), pyshmem.ShmemTypeError, r"takes 3 arguments .*, got 4; pass exactly 3$"),
+    ((1.5, 4, 1.0), pyshmem.ShmemTypeError, r"argument 0 \(float\* x\) is a float; pass an array"),
+    ((np.ones(4, np.float32), np.ones(4, np.int32), 1.0), pyshmem.ShmemTypeError,
+     r"argument 1 \(int n\) is an array \(ndarray\); pass a Python int"),
+    ((np.ones(4, np.float32), 4.0, 1.0), pyshmem.ShmemTypeError, r"argument 1 \(int n\) is a float; pass a Python int"),
+    ((np.ones(4, np.float32), 4, None), pyshmem.ShmemTypeError, r"argument 2 \(float f\) is None; pass a Python float"),
+    ((np.ones(4, np.float32), np.int64(4), 1.0), pyshmem.ShmemTypeError,
+     r"argument 1 \(int n\) is a NumPy int64 \(8 bytes; the parameter has 4\)"),
+    ((np.ones(4, np.float32), 4, np.float64(1)), pyshmem.ShmemTypeError,
+     r"argument 2 \(float f\) is a NumPy float64 .*np\.float32 for float"),
+    ((np.ones(4, np.float32), 4, np.int32(1)), pyshmem.ShmemTypeError, r"argument 2 \(float f\) is a NumPy int32"),
+    ((np.ones(4, np.float32), 2**31, 1.0), pyshmem.ValueOverflowError,
+     r"argument 1 \(int n\) is 2147483648, which does not fit 32-bit signed"),
+])
+def test_launch_checks_arguments_against_the_kernels_parameters(module, args, error, match):
+    x = args[0] if isinstance(args[0], np.ndarray) else None
+    before = None if x is None else x.copy()
+    with pytest.raises(error, match=r"^pyshmem\.cuda\.launch on PE 0: kernel 'scale' " + match):
+        pcuda.launch(module.get_kernel("scale"), 1, 1, *args)
+    assert x is None or np.array_equal(x, before)  # the kernel did not run
