@@ -9,22 +9,25 @@ import os
 from pathlib import Path
 
 
-def _default_ucx_library():
-    """Points PYSHMEM_UCX_LIBRARY at the libucx wheel's libucp (when unset), so the core
-    and every PE shmemrun starts (which inherit the environment) load that UCX."""
-    if os.environ.get("PYSHMEM_UCX_LIBRARY"):
-        return
+def _wheel_ucx_library():
+    """The libucx wheel's libucp, or None when that wheel is not installed."""
     try:
         spec = importlib.util.find_spec("libucx")  # locates the package without importing it
     except (ImportError, ValueError):
-        return
+        return None
     if spec is not None and spec.origin:
         path = Path(spec.origin).parent / "lib" / "libucp.so.0"
         if path.is_file():
-            os.environ["PYSHMEM_UCX_LIBRARY"] = str(path)
+            return str(path)
+    return None
 
 
-_default_ucx_library()
+# PYSHMEM_UCX_LIBRARY defaults to the wheel's libucp (when unset), so the core and every
+# PE shmemrun starts (which inherit the environment) load that UCX. `info` tells this
+# default apart from a value the user set.
+UCX_WHEEL_LIBRARY = _wheel_ucx_library()
+if UCX_WHEEL_LIBRARY and not os.environ.get("PYSHMEM_UCX_LIBRARY"):
+    os.environ["PYSHMEM_UCX_LIBRARY"] = UCX_WHEEL_LIBRARY
 
 try:
     from pyshmem import _C as lib
@@ -35,4 +38,4 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "extension with CMake), or `pip install pyshmem`."
     ) from exc
 
-__all__ = ["lib"]
+__all__ = ["lib", "UCX_WHEEL_LIBRARY"]

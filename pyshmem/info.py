@@ -2,6 +2,7 @@
 
 import os
 import platform
+import re
 import sys
 
 from pyshmem._lib import lib
@@ -67,12 +68,26 @@ def report():
                "(PYSHMEM_SYMMETRIC_SIZE; reserved lazily, backed where touched)")
     out.append("variables (* = set in this environment):")
     for row in lib.env_table():
-        mark = "*" if row["is_set"] else " "
+        is_set = row["is_set"] and not _defaulted_by_pyshmem(row)
+        mark = "*" if is_set else " "
         value = row["value"] if row["is_set"] else row["default"]
-        out.append(f" {mark} {row['name']:<28} = {value!s:<12} {row['help'].split('. ')[0]}")
+        out.append(f" {mark} {row['name']:<28} = {value!s:<12} {_first_sentence(row['help'])}")
     launcher = os.environ.get("PYSHMEM_LAUNCHER")
     out.append(f"launcher: {launcher or 'none (a program started now is a single PE)'}")
     return "\n".join(out)
+
+
+def _first_sentence(text):
+    """The help text up to its first full stop, not cut at abbreviations such as "e.g."."""
+    m = re.search(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.(\s|$)", text)
+    return text[: m.start()] if m else text
+
+
+def _defaulted_by_pyshmem(row):
+    """True for PYSHMEM_UCX_LIBRARY when pyshmem itself set it to the libucx wheel's libucp."""
+    from pyshmem._lib import UCX_WHEEL_LIBRARY
+
+    return row["name"] == "PYSHMEM_UCX_LIBRARY" and row["value"] == UCX_WHEEL_LIBRARY
 
 
 def main(argv=None):

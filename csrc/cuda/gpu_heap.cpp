@@ -17,6 +17,7 @@
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
+#include "team/team.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -308,20 +309,30 @@ uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
   require_init(call);
   const cuda::Driver& d = gpu_use(call);
   State& s = state();
-  if (align && (align & (align - 1)))
-    fail(PYSHMEM_ERR_INVALID_ARG, call,
-         "alignment " + std::to_string(align) + " is not a power of two; pass a power of two");
-  collective_check_args(s, call, "GPU allocation size/alignment (this PE: " + std::to_string(size) + " bytes)",
-                        std::to_string(size) + "/" + std::to_string(align));
+  // A PE that fails still takes part in the agreement below, so all PEs fail together.
+  std::string err;
+  pyshmem_status status = PYSHMEM_ERR_INVALID_ARG;
+  if (align && (align & (align - 1))) err = "alignment " + std::to_string(align) + " is not a power of two; pass a power of two";
+  collective_check_args(s, call, "GPU allocation size/alignment", describe_request(size, align));
   size_t off = 0;
-  if (!g.alloc->allocate(size, align, &off))
-    fail(PYSHMEM_ERR_NOMEM, call,
-         "GPU symmetric heap exhausted: requested " + std::to_string(size) + " bytes, " +
-             std::to_string(g.alloc->bytes_free()) + " free of " + std::to_string(g.alloc->capacity()) +
-             ". Raise PYSHMEM_CUDA_SYMMETRIC_SIZE or free GPU arrays you no longer need");
+  if (err.empty() && !g.alloc->allocate(size, align, &off)) {
+    status = PYSHMEM_ERR_NOMEM;
+    err = "GPU symmetric heap exhausted: requested " + std::to_string(size) + " bytes, " +
+          std::to_string(g.alloc->bytes_free()) + " free of " + std::to_string(g.alloc->capacity()) +
+          ". Raise PYSHMEM_CUDA_SYMMETRIC_SIZE or free GPU arrays you no longer need";
+  }
   const CUdeviceptr p = g.my_base + off;
-  if (clear && size) PYSHMEM_CU_CHECK(d, call, cuMemsetD8, p, 0, size);
-  sync_all(call);
+  try {
+    if (err.empty() && clear && size) PYSHMEM_CU_CHECK(d, call, cuMemsetD8, p, 0, size);
+    const int failed = team_sync_agree(PYSHMEM_TEAM_WORLD, !err.empty(), call);
+    if (failed >= 0 && failed != s.pe)
+      fail(PYSHMEM_ERR_INVALID_ARG, call,
+           "PE " + std::to_string(failed) + " could not allocate (see its error), so no PE did");
+  } catch (...) {
+    if (err.empty()) g.alloc->release(off);
+    throw;
+  }
+  if (!err.empty()) fail(status, call, err);
   return p;
 }
 
@@ -329,12 +340,17 @@ void gpu_free(uint64_t addr, const char* call) {
   require_init(call);
   gpu_use(call);
   State& s = state();
-  if (!gpu_is_symmetric(addr, 0) || g.alloc->size_of(addr - g.my_base) == 0)
+  const bool live = gpu_is_symmetric(addr, 0) && g.alloc->size_of(addr - g.my_base) != 0;
+  collective_check_args(s, call, "GPU object to free",
+                        live ? "the object at GPU heap offset " + std::to_string(addr - g.my_base) : "an object it rejected");
+  quiet();  // no PE may still be accessing the object on this PE once all arrive
+  const int failed = team_sync_agree(PYSHMEM_TEAM_WORLD, !live, call);
+  if (!live)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "the object is not a live symmetric GPU allocation (already freed, or a view into one); free "
          "the array pyshmem.cuda.empty/zeros returned, once");
-  collective_check_args(s, call, "GPU object to free", std::to_string(addr - g.my_base));
-  barrier_all(call);
+  if (failed >= 0)
+    fail(PYSHMEM_ERR_INVALID_ARG, call, "PE " + std::to_string(failed) + " could not free the object (see its error), so no PE did");
   g.alloc->release(addr - g.my_base);
 }
 

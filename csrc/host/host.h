@@ -43,7 +43,10 @@ void* sym_malloc(size_t size, size_t align, bool clear, const char* call);
 void sym_free(void* ptr, const char* call);  // collective, ends with a barrier
 // With PYSHMEM_DEBUG=1: checks that every PE passed the same `mine` (an encoding of the
 // arguments of collective call `call`); throws MISMATCH naming the first PE that did not.
+// `mine` is readable: the message shows the differing PE's value next to this PE's.
 void collective_check_args(State& s, const char* call, const std::string& what, const std::string& mine);
+// "N bytes[, alignment A]": an allocation request as collective_check_args shows it.
+std::string describe_request(size_t size, size_t align);
 // True when [addr, addr+nbytes) lies within one live symmetric allocation (the bytes
 // its caller asked for), so freed objects and views larger than their array are not
 // symmetric. A zero-byte range only needs to lie in the heap.

@@ -23,13 +23,6 @@ std::string mib(size_t bytes) {
   return buf;
 }
 
-std::string encode(size_t a, size_t b) {
-  std::string out(2 * sizeof(size_t), '\0');
-  std::memcpy(&out[0], &a, sizeof a);
-  std::memcpy(&out[sizeof a], &b, sizeof b);
-  return out;
-}
-
 }  // namespace
 
 void collective_check_args(State& s, const char* call, const std::string& what, const std::string& mine) {
@@ -38,9 +31,14 @@ void collective_check_args(State& s, const char* call, const std::string& what, 
   for (int p = 0; p < s.npes; ++p)
     if (all[p] != mine)
       fail(PYSHMEM_ERR_MISMATCH, call,
-           "collective call mismatch: PE " + std::to_string(p) + " passed a different " + what +
-               " than this PE; every PE must make the same symmetric allocations in the same order "
+           "collective call mismatch: PE " + std::to_string(p) + " passed a different " + what + " (PE " +
+               std::to_string(p) + ": " + all[p] + "; this PE: " + mine +
+               "); every PE must make the same symmetric allocations in the same order "
                "(detected because PYSHMEM_DEBUG=1)");
+}
+
+std::string describe_request(size_t size, size_t align) {
+  return std::to_string(size) + " bytes" + (align ? ", alignment " + std::to_string(align) : "");
 }
 
 namespace {
@@ -63,7 +61,7 @@ void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
   std::string err;
   pyshmem_status status = PYSHMEM_ERR_INVALID_ARG;
   if (align && (align & (align - 1))) err = "alignment " + std::to_string(align) + " is not a power of two; pass a power of two";
-  collective_check_args(s, call, "size/alignment (this PE: " + std::to_string(size) + " bytes)", encode(size, align));
+  collective_check_args(s, call, "size/alignment", describe_request(size, align));
   size_t off = 0;
   // Every PE runs the same deterministic allocator, so with equal requests all succeed
   // or all fail; the agreement below covers the PEs whose requests differ.
@@ -93,7 +91,7 @@ void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
 
 void sym_malloc_reject(const char* call) {
   require_init(call);
-  collective_check_args(state(), call, "size/alignment (this PE: rejected)", encode(SIZE_MAX, SIZE_MAX));
+  collective_check_args(state(), call, "size/alignment", "arguments it rejected");
   agree_or_fail(call, "allocate", true);
 }
 
@@ -111,7 +109,8 @@ void sym_free(void* ptr, const char* call) {
     err = "the object is not a live symmetric allocation (already freed, or a view into one: free the array "
           "returned by the allocator, not a slice of it)";
   }
-  collective_check_args(s, call, "object to free", encode(err.empty() ? off : SIZE_MAX, 0));
+  collective_check_args(s, call, "object to free",
+                        err.empty() ? "the object at heap offset " + std::to_string(off) : "an object it rejected");
   quiet();  // no PE may still be accessing the object on this PE once all arrive
   agree_or_fail(call, "free the object", !err.empty());
   if (!err.empty()) fail(status, call, err);

@@ -39,7 +39,10 @@ def sizes_of(lo, hi, factor):
 
 def _parser(names):
     ap = argparse.ArgumentParser(prog="python -m pyshmem.perftest",
-                                 description="NVSHMEM-style benchmarks of pyshmem (run under shmemrun).")
+                                 description="NVSHMEM-style benchmarks of pyshmem (run under shmemrun).",
+                                 epilog="Also, from a shell (not under shmemrun): 'python -m pyshmem.perftest compare "
+                                        "--help' runs pyshmem next to shmem4py, OSHMEM C, mpi4py RMA, ucx_perftest and "
+                                        "memcpy; 'python -m pyshmem.perftest gpu --help' the GPU section.")
     ap.add_argument("test", choices=sorted(names), help="the benchmark")
     ap.add_argument("-b", "--min-size", type=parse_size, default=8, help="smallest message (bytes; K/M suffixes)")
     ap.add_argument("-e", "--max-size", type=parse_size, default=1 << 20, help="largest message")
