@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemTypeError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import as_pe, ensure_started, where
 
 _live = {}  # address -> bytes requested, for every live allocation of this process
@@ -190,18 +190,67 @@ def ones(shape, dtype=float, order="C", *, align=None, hints=None):
     return a
 
 
+def _fill_source(fill_value, dtype, shape, call):
+    """``fill_value`` converted to ``dtype`` as shmem4py's ``np.copyto(..., casting="unsafe")``
+    does, before anything is allocated: a value that does not fit wraps as in C (``-1``
+    as ``uint8`` is 255; NumPy >= 2 refuses a bare Python int there, a 0-d array casts).
+
+    Raises:
+        ValueOverflowError: an integer too large for any NumPy integer type.
+        ShmemTypeError: a value NumPy cannot convert to ``dtype``.
+        InvalidArgumentError: an array ``fill_value`` that does not broadcast to ``shape``.
+    """
+    value = np.asarray(fill_value)
+    try:
+        fits = np.broadcast_shapes(value.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InvalidArgumentError(f"{where(call)}: fill_value of shape {value.shape} does not broadcast to the "
+                                   f"array's shape {shape}; pass a scalar or an array of a broadcastable "
+                                   "shape") from None
+    src = np.empty(value.shape, dtype)
+    try:
+        np.copyto(src, value, casting="unsafe")
+    except OverflowError:
+        raise ValueOverflowError(f"{where(call)}: fill_value {fill_value!r} is too large for {dtype} (or any NumPy "
+                                 "integer); pass a value that fits 64 bits") from None
+    except (TypeError, ValueError) as exc:
+        raise ShmemTypeError(f"{where(call)}: fill_value {fill_value!r} cannot be converted to {dtype} ({exc}); "
+                             "pass a number or an array of numbers") from None
+    return src
+
+
 def full(shape, fill_value, dtype=None, order="C", *, align=None, hints=None):
     """Symmetric array filled with ``fill_value`` (collective; ends with sync_all).
 
+    The value is cast as shmem4py casts it (``casting="unsafe"``): a value outside the
+    dtype's range wraps as in C, so ``full(n, -1, dtype=np.uint8)`` holds 255.
+
     Args:
         shape: int or tuple.
-        fill_value: the value; its type gives the dtype when ``dtype`` is None.
+        fill_value: the value (or an array that broadcasts to ``shape``); its type gives
+            the dtype when ``dtype`` is None.
         dtype, order, align, hints: as in :func:`new_array`.
+
+    Returns:
+        numpy.ndarray: the symmetric array.
+
+    Raises:
+        ValueOverflowError: an integer too large for any NumPy integer type.
+        ShmemTypeError: a fill value that cannot be converted to ``dtype``.
+        InvalidArgumentError: an array fill value that does not broadcast to ``shape``.
     """
     if dtype is None:
         dtype = np.array(fill_value).dtype
+    dtype = np.dtype(dtype)
+    dims = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    # Convert first, so a bad value fails before the collective allocation (new_array
+    # itself reports object dtypes and negative dimensions).
+    valid = not dtype.hasobject and all(d >= 0 for d in dims)
+    src = _fill_source(fill_value, dtype, dims, "full") if valid else None
     a = new_array(shape, dtype, order, align=align, hints=hints, clear=False)
-    np.copyto(a, fill_value, casting="unsafe")
+    np.copyto(a, src)
     lib.sync_all()
     return a
 
