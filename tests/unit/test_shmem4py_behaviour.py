@@ -56,3 +56,24 @@ def test_full_rejects_bad_values_before_allocating(value, dtype, error):
     finally:
         shmem.free(after)
         shmem.free(before)
+
+
+# --------------------------------------------------------------------------- pcontrol
+
+def test_pcontrol_levels_are_no_ops():
+    for level in (1, 2, 0, 2, 1):  # shmem4py's test_prof
+        assert shmem.pcontrol(level) is None
+    shmem.pcontrol()
+    shmem.pcontrol(5, value=3)  # a profiler-defined level may take a value
+    shmem.pcontrol(np.int32(0))
+
+
+@pytest.mark.parametrize("args, error", [
+    ((1.5,), shmem.ShmemTypeError),
+    (("1",), shmem.ShmemTypeError),
+    ((-1,), shmem.InvalidArgumentError),
+    ((1, 7), shmem.InvalidArgumentError),  # levels 0, 1, 2 take no value
+])
+def test_pcontrol_checks_its_arguments(args, error):
+    with pytest.raises(error, match=r"^pyshmem\.pcontrol on PE 0: .*; "):
+        shmem.pcontrol(*args)
