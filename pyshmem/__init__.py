@@ -18,18 +18,20 @@ from pyshmem.waits import *  # noqa: F401,F403
 from pyshmem.lock import *  # noqa: F401,F403
 from pyshmem.team import *  # noqa: F401,F403
 from pyshmem.collective import *  # noqa: F401,F403
-from pyshmem import errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective
+from pyshmem.profiling import *  # noqa: F401,F403
+from pyshmem import errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective, profiling
 
 __all__ = (
     errors.__all__ + constants.__all__ + runtime.__all__ + ctx.__all__ + memory.__all__ + rma.__all__
     + amo.__all__ + signal.__all__ + waits.__all__ + lock.__all__ + team.__all__ + collective.__all__
+    + profiling.__all__
 )
 
 __version__ = "0.1.0"
 
 # Submodules are imported for their names above; the module objects themselves are not
 # part of the API.
-del errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective
+del errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective, profiling
 
 
 def load_ipython_extension(ipython):

@@ -13,7 +13,7 @@ and accepted.
 """
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemTypeError
+from pyshmem.errors import InvalidArgumentError, InvalidHandleError, ShmemTypeError
 from pyshmem.runtime import ensure_started, where
 
 _KIND_INVALID, _KIND_DEFAULT, _KIND_CREATED = 0, 1, 2
@@ -68,23 +68,32 @@ class Ctx:
         return c
 
     def destroy(self):
-        """Complete the context's operations, then invalidate it. No-op for CTX_DEFAULT/CTX_INVALID."""
-        if self._kind != _KIND_CREATED:
+        """Complete the context's operations, then invalidate this handle.
+
+        As in shmem4py: a no-op on the CTX_DEFAULT and CTX_INVALID objects themselves;
+        a copy (``Ctx(CTX_DEFAULT)``) becomes invalid without touching the default context.
+        """
+        if self is CTX_DEFAULT or self is CTX_INVALID:
             return
-        lib.quiet()
+        if self._kind == _KIND_CREATED:
+            lib.quiet()
         self._kind = _KIND_INVALID
 
     def get_team(self):
         """The team the context was created on (TEAM_WORLD for CTX_DEFAULT).
 
+        Returns:
+            Team: TEAM_WORLD, or the team the context was created on.
+
         Raises:
-            InvalidArgumentError: the context is invalid or destroyed.
+            InvalidHandleError: the context is CTX_INVALID or destroyed (a RuntimeError,
+                as in shmem4py, and an InvalidArgumentError).
         """
         from pyshmem.team import Team, TEAM_WORLD
 
         if self._kind == _KIND_INVALID:
-            raise InvalidArgumentError(f"{where('Ctx.get_team')}: the context is CTX_INVALID or destroyed; use a live "
-                                       "context (Ctx.create)")
+            raise InvalidHandleError(f"{where('Ctx.get_team')}: the context is CTX_INVALID or destroyed; use a live "
+                                     "context (CTX_DEFAULT or one from Ctx.create)")
         return TEAM_WORLD if self._team == lib.TEAM_WORLD else Team._from_handle(self._team)
 
     def fence(self):

@@ -21,6 +21,17 @@ CollectiveMismatchError = lib.CollectiveMismatchError
 InternalError = lib.InternalError
 ValueOverflowError = lib.ValueOverflowError
 
+
+class InvalidHandleError(InvalidArgumentError, RuntimeError):
+    """A team or context that is ``TEAM_INVALID``/``CTX_INVALID`` or destroyed.
+
+    An :class:`InvalidArgumentError` (so a ``ValueError``) that is also a
+    ``RuntimeError``, the class shmem4py raises there (its C call returns an error
+    code): ``TEAM_INVALID.n_pes()`` and ``CTX_INVALID.get_team()`` fail as in shmem4py.
+    """
+
+    __module__ = "pyshmem"
+
 __all__ = [
     "ShmemError",
     "InvalidArgumentError",
@@ -34,4 +45,5 @@ __all__ = [
     "CollectiveMismatchError",
     "InternalError",
     "ValueOverflowError",
+    "InvalidHandleError",
 ]

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import HeapExhaustedError, InvalidArgumentError, ShmemError, ShmemTypeError
+from pyshmem.errors import HeapExhaustedError, InvalidArgumentError, ShmemError, ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import as_bool, as_int, as_pe, collective_failed, ensure_started, where
 
 _live = {}  # address -> bytes requested, for every live allocation of this process
@@ -66,6 +66,8 @@ def _shape(call, shape):
         dims = tuple(shape)
     except TypeError:
         raise ShmemTypeError(f"{where(call)}: shape must be an int or a tuple of ints, not {type(shape).__name__}") from None
+    if len(dims) > 32:  # what every NumPy routine supports
+        raise InvalidArgumentError(f"{where(call)}: shape has {len(dims)} dimensions; at most 32 are supported")
     dims = tuple(as_int(call, "shape", d, 0, 2**63 - 1) for d in dims)
     if math.prod(max(d, 1) for d in dims) >= 2**62:  # NumPy's own limit, even with a zero dimension
         raise InvalidArgumentError(f"{where(call)}: shape {dims} is too large for an array")
@@ -259,18 +261,77 @@ def ones(shape, dtype=float, order="C", *, align=None, hints=None):
     return a
 
 
+def _asarray(call, role, obj, dtype=None):
+    """np.asarray(obj, dtype), or a ShmemTypeError naming ``role`` (ragged lists ...)."""
+    try:
+        return np.asarray(obj, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ShmemTypeError(f"{where(call)}: cannot make an array of {role} {type(obj).__name__} ({exc})") from None
+
+
+def _fill_source(fill_value, dtype, shape, call):
+    """``fill_value`` converted to ``dtype`` as shmem4py's ``np.copyto(..., casting="unsafe")``
+    does, before anything is allocated: a value that does not fit wraps as in C (``-1``
+    as ``uint8`` is 255; NumPy >= 2 refuses a bare Python int there, a 0-d array casts).
+
+    Raises:
+        ValueOverflowError: an integer too large for any NumPy integer type.
+        ShmemTypeError: a value NumPy cannot convert to ``dtype``.
+        InvalidArgumentError: an array ``fill_value`` that does not broadcast to ``shape``.
+    """
+    value = _asarray(call, "fill_value", fill_value)
+    try:
+        fits = np.broadcast_shapes(value.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InvalidArgumentError(f"{where(call)}: fill_value of shape {value.shape} does not broadcast to the "
+                                   f"array's shape {shape}; pass a scalar or an array of a broadcastable "
+                                   "shape") from None
+    src = np.empty(value.shape, dtype)
+    try:
+        np.copyto(src, value, casting="unsafe")
+    except OverflowError:
+        raise ValueOverflowError(f"{where(call)}: fill_value {fill_value!r} is too large for {dtype} (or any NumPy "
+                                 "integer); pass a value that fits 64 bits") from None
+    except (TypeError, ValueError) as exc:
+        raise ShmemTypeError(f"{where(call)}: fill_value {fill_value!r} cannot be converted to {dtype} ({exc}); "
+                             "pass a number or an array of numbers") from None
+    return src
+
+
 def full(shape, fill_value, dtype=None, order="C", *, align=None, hints=None):
     """Symmetric array filled with ``fill_value`` (collective; ends with sync_all).
 
+    The value is cast as shmem4py casts it (``casting="unsafe"``): a value outside the
+    dtype's range wraps as in C, so ``full(n, -1, dtype=np.uint8)`` holds 255.
+
     Args:
         shape: int or tuple.
-        fill_value: the value; its type gives the dtype when ``dtype`` is None.
+        fill_value: the value (or an array that broadcasts to ``shape``); its type gives
+            the dtype when ``dtype`` is None.
         dtype, order, align, hints: as in :func:`new_array`.
+
+    Returns:
+        numpy.ndarray: the symmetric array.
+
+    Raises:
+        ValueOverflowError: an integer too large for any NumPy integer type.
+        ShmemTypeError: a fill value that cannot be converted to ``dtype``.
+        InvalidArgumentError: an array fill value that does not broadcast to ``shape``.
     """
-    if dtype is None:
-        dtype = np.array(fill_value).dtype
-    a = new_array(shape, dtype, order, align=align, hints=hints, clear=False)
-    np.copyto(a, fill_value, casting="unsafe")
+    # Convert first, so a bad value fails (on every PE) before the collective allocation.
+    try:
+        if dtype is None:
+            dtype = _asarray("full", "fill_value", fill_value).dtype
+        dtype = _dtype("full", dtype)
+        dims = _shape("full", shape)
+        order = _order("full", order)
+        src = _fill_source(fill_value, dtype, dims, "full")
+    except ShmemError as exc:
+        _reject_alloc("full", exc)
+    a = _new_array("full", dims, dtype, order, align, False)
+    np.copyto(a, src)
     lib.sync_all()
     return a
 
@@ -288,10 +349,7 @@ def array(obj, dtype=None, *, order="K", align=None, hints=None):
         order = _order("array", order, "KACF")
         if dtype is not None:
             dtype = _dtype("array", dtype)
-        try:
-            tmp = np.asarray(obj, dtype=dtype)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise ShmemTypeError(f"{where('array')}: cannot make an array of {type(obj).__name__} ({exc})") from None
+        tmp = _asarray("array", "obj", obj, dtype)
         _dtype("array", tmp.dtype)
     except ShmemError as exc:
         _reject_alloc("array", exc)

@@ -12,7 +12,7 @@ destroying a team frees its slot, so programs may create and destroy teams freel
 """
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemError, ShmemTypeError
+from pyshmem.errors import InvalidArgumentError, InvalidHandleError, ShmemError, ShmemTypeError
 from pyshmem.runtime import as_int, collective_failed, ensure_started, where
 
 
@@ -107,16 +107,21 @@ class Team:
     def destroy(self):
         """Destroy the team (collective over its members); the object becomes invalid.
 
-        No-op for TEAM_WORLD, TEAM_SHARED and TEAM_INVALID (e.g. the result of a split
-        that left this PE out).
+        As in shmem4py: a no-op on the TEAM_WORLD, TEAM_SHARED and TEAM_INVALID objects
+        themselves (and on the TEAM_INVALID a split returns to the PEs it leaves out); a
+        copy of a predefined team (``Team(TEAM_WORLD)``) becomes invalid, and the team
+        itself lives on.
 
         Raises:
             InvalidArgumentError: the team was already destroyed (through this or another handle).
         """
+        if self is TEAM_WORLD or self is TEAM_SHARED or self is TEAM_INVALID:
+            return
         if self._destroyed:
             raise InvalidArgumentError(f"{where('Team.destroy')}: this team was already destroyed; destroy "
                                        "each team once")
         if self._handle in (lib.TEAM_WORLD, lib.TEAM_SHARED, lib.TEAM_INVALID):
+            self._handle = lib.TEAM_INVALID
             return
         lib.team_destroy(self._handle, "pyshmem.Team.destroy")
         self._destroyed = True
@@ -182,17 +187,23 @@ class Team:
     def get_config(self):
         """The team's configuration, ``{"num_contexts": n}``.
 
+        Returns:
+            dict: ``{"num_contexts": n}``.
+
         Raises:
-            InvalidArgumentError: the team is invalid or destroyed.
+            InvalidHandleError: the team is TEAM_INVALID or destroyed (a RuntimeError, as
+                in shmem4py, and an InvalidArgumentError).
         """
-        ensure_started("Team.get_config")
+        _n_pes_checked(self, "pyshmem.Team.get_config")
         return {"num_contexts": lib.team_get_config(self._handle, "pyshmem.Team.get_config")}
 
     def my_pe(self):
         """This PE's number in the team.
 
         Raises:
-            InvalidArgumentError: the team is invalid/destroyed or this PE is not in it.
+            InvalidHandleError: the team is TEAM_INVALID or destroyed (a RuntimeError, as
+                in shmem4py, and an InvalidArgumentError).
+            InvalidArgumentError: this PE is not in the team.
         """
         ensure_started("Team.my_pe")
         pe = lib.team_my_pe(self._handle)
@@ -205,7 +216,8 @@ class Team:
         """Number of PEs in the team.
 
         Raises:
-            InvalidArgumentError: the team is invalid or destroyed.
+            InvalidHandleError: the team is TEAM_INVALID or destroyed (a RuntimeError, as
+                in shmem4py, and an InvalidArgumentError).
         """
         return _n_pes_checked(self, "pyshmem.Team.n_pes")
 
@@ -240,10 +252,15 @@ class Team:
 
 
 def _n_pes_checked(team, call):
+    """The team's size; InvalidHandleError (a RuntimeError, as in shmem4py) for a
+    TEAM_INVALID or destroyed team, with the core's reason."""
     ensure_started(call)
     n = lib.team_n_pes(team._handle)
     if n < 0:
-        lib.team_check(team._handle, call)  # raises with the reason
+        try:
+            lib.team_check(team._handle, call)
+        except InvalidArgumentError as exc:
+            raise InvalidHandleError(str(exc)) from None
     return n
 
 

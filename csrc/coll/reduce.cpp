@@ -1,4 +1,5 @@
-// coll/reduce.cpp: all-reduce over a team for every integer, floating and complex type.
+// coll/reduce.cpp: all-reduce over a team for every integer, floating (long double too)
+// and complex type.
 //
 // Two algorithms (PYSHMEM_REDUCE_ALGO, chosen by size under "auto"):
 //  - direct: every member combines all members' sources itself, block by block, in team
@@ -59,6 +60,9 @@ CombineFn combiner(int dtype, int op) {
     case PYSHMEM_FLOAT64: return for_type<double>(op);
     case PYSHMEM_COMPLEX64: return for_type<std::complex<float>>(op);
     case PYSHMEM_COMPLEX128: return for_type<std::complex<double>>(op);
+    case PYSHMEM_LONGDOUBLE:
+      if constexpr (sizeof(long double) == 16) return for_type<long double>(op);
+      break;
   }
   return nullptr;
 }

@@ -87,11 +87,13 @@ bool get_array(const char* call, const char* role, PyObject* obj, bool writable,
   return true;
 }
 
-// Reduction dtype: integers, float32/64 and complex64/128.
+// Reduction dtype: integers, float32/64, long double (NumPy's longdouble, 'g', where it
+// is 16 bytes; where it is 8 it is float64) and complex64/128.
 int reduce_dtype(const Buffer& b) {
   if (!b.native) return 0;
   if (b.kind == 'c' && b.itemsize == 8) return PYSHMEM_COMPLEX64;
   if (b.kind == 'c' && b.itemsize == 16) return PYSHMEM_COMPLEX128;
+  if (b.kind == 'f' && b.itemsize == 16 && sizeof(long double) == 16) return PYSHMEM_LONGDOUBLE;
   return dtype_code(b);
 }
 
@@ -304,7 +306,8 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   const int dtype = reduce_dtype(s);
   if (!dtype)
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
-                 "reductions take int8..int64, uint8..uint64, float32, float64, complex64 and complex128 arrays, not " +
+                 "reductions take int8..int64, uint8..uint64, float32, float64, long double (float128), complex64 and "
+                 "complex128 arrays, not " +
                      type_name(s)),
            rejected(call, team);
   if (!reduce_supported(dtype, op))

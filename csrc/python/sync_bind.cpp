@@ -100,7 +100,7 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return raise(error_class(PYSHMEM_ERR_TYPE), call, "status must be a contiguous array of C ints; pass np.zeros(len(ivars), dtype=np.intc)"), nullptr;
     status = reinterpret_cast<const int*>(st.data());
   }
-  if (vals.itemsize != iv.itemsize || !vals.contiguous || vals.nelems < 1)
+  if (vals.itemsize != iv.itemsize || !vals.contiguous || (!vector && vals.nelems < 1))
     return raise(error_class(PYSHMEM_ERR_TYPE), call, "values must be a contiguous array of the ivars' dtype; pass np.asarray(values, dtype=ivars.dtype)"), nullptr;
   if (vector && vals.nelems < iv.nelems)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,

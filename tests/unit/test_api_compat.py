@@ -55,12 +55,10 @@ signal_wait_until fence quiet
 new_lock del_lock set_lock test_lock clear_lock Lock pcontrol
 """.split()
 
-# NOT YET: pcontrol (profiling control) arrives with tracing. Remove names from here as
-# they land; test_excluded_names_are_still_missing fails once one of them exists, as a
-# reminder to check it here.
-LATER_ISSUE = {
-    "pcontrol",
-}
+# NOT YET: names of a later issue (none today). Remove names from here as they land;
+# test_excluded_names_are_still_missing fails once one of them exists, as a reminder to
+# check it here.
+LATER_ISSUE = set()
 # shmem4py also exposes its implementation modules `np`, `ffi` and `lib`; they are not API.
 
 # Exact shmem4py signatures (API sheet §1-§11), without annotations.
@@ -181,6 +179,7 @@ SIGNATURES = {
     "Team.translate_pe": "(self, pe=None, team=None)",
     "Team.create_ctx": "(self, options=0)",
     "Team.sync": "(self)",
+    "pcontrol": "(level=1)",
 }
 
 # Compiled functions whose docstring does not give CPython a text signature, so
@@ -204,6 +203,8 @@ def _resolve(dotted):
 # shmem4py call still works. put/get on GPU arrays take a CUDA stream (cuda backend).
 EXTENSIONS = {name: "stream=None" for name in ("put", "get", "put_nbi", "get_nbi")}
 EXTENSIONS["init"] = "mpi=None"
+# OpenSHMEM's shmem_pcontrol(level, ...): profiler-defined levels (> 2) may take a value.
+EXTENSIONS["pcontrol"] = "value=None"
 # Collectives on symmetric GPU arrays run on a CUDA stream (pyshmem/_gpu_coll.py).
 EXTENSIONS.update({name: "stream=None" for name in (
     "sync", "broadcast", "collect", "fcollect", "alltoall", "alltoalls", "reduce", "and_reduce", "or_reduce",

@@ -146,7 +146,7 @@ int pyshmem_alltoallmem(int team, void* dest, const void* source, size_t nbytes)
 int pyshmem_alltoallsmem(int team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                          size_t elem_size);
 /* dest[i] = source_0[i] op ... op source_(n-1)[i] over the members in team order (the same
- * bits on every member). dtype: pyshmem_dtype (complex included); op: pyshmem_reduce_op. */
+ * bits on every member). dtype: pyshmem_dtype (complex and long double included); op: pyshmem_reduce_op. */
 int pyshmem_reduce(int team, void* dest, const void* source, size_t nelems, int dtype, int op);
 
 /* ---- locks: lock is a symmetric int64 set to 0 on every PE ---- */

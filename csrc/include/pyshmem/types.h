@@ -48,8 +48,10 @@ enum pyshmem_dtype {
   PYSHMEM_INT8 = 0x01, PYSHMEM_INT16 = 0x02, PYSHMEM_INT32 = 0x04, PYSHMEM_INT64 = 0x08,
   PYSHMEM_UINT8 = 0x11, PYSHMEM_UINT16 = 0x12, PYSHMEM_UINT32 = 0x14, PYSHMEM_UINT64 = 0x18,
   PYSHMEM_FLOAT32 = 0x24, PYSHMEM_FLOAT64 = 0x28,
-  /* Reductions only. COMPLEX128's size field 0 stands for 16 bytes. */
-  PYSHMEM_COMPLEX64 = 0x38, PYSHMEM_COMPLEX128 = 0x30
+  /* Reductions only. A size field of 0 stands for 16 bytes. LONGDOUBLE is C's long
+   * double where it takes 16 bytes (x86-64's 80-bit extended, aarch64's binary128);
+   * where long double is double, use FLOAT64. */
+  PYSHMEM_COMPLEX64 = 0x38, PYSHMEM_COMPLEX128 = 0x30, PYSHMEM_LONGDOUBLE = 0x20
 };
 #define PYSHMEM_DTYPE_SIZE(code) ((size_t)((code) & 15 ? (code) & 15 : 16))
 

@@ -17,9 +17,9 @@ QUICK = "quick" in sys.argv[1:]
 me, npes = shmem.my_pe(), shmem.n_pes()
 
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-FLOATS = [np.float32, np.float64]
+FLOATS = [np.float32, np.float64, np.longdouble]  # longdouble: C's long double (OpenSHMEM's longdouble reductions)
 COMPLEX = [np.complex64, np.complex128]
-DTYPES = [np.int32, np.uint64, np.float64, np.complex128] if QUICK else INTS + FLOATS + COMPLEX
+DTYPES = [np.int32, np.uint64, np.float64, np.longdouble, np.complex128] if QUICK else INTS + FLOATS + COMPLEX
 _call = 0
 
 
@@ -189,5 +189,15 @@ if sub:
     sub.destroy()
 for t in (odd, xteam, yteam):
     t.destroy()
+# long double reductions combine in long double, not through double: where it has the
+# bits (x86's 64-bit mantissa, binary128), 1 + (npes-1) * 2**-60 survives the sum.
+if np.finfo(np.longdouble).nmant >= 60:
+    src = shmem.full(1, 2.0 ** -60 if me else 1.0, dtype=np.longdouble)
+    dst = shmem.zeros(1, np.longdouble)
+    shmem.sum_reduce(dst, src)
+    want = np.longdouble(1) + np.longdouble(2.0 ** -60) * (npes - 1)
+    check(dst[0] == want and (npes == 1 or dst[0] != 1), f"long double sum {dst[0]!r} != {want!r}")
+    shmem.free(src)
+    shmem.free(dst)
 shmem.barrier_all()
 print(f"OK pe={me}", flush=True)

@@ -12,12 +12,14 @@ as the job failing or timing out. Prints "FUZZ pe=<k> calls=<n> ok=<a> errors=<b
 import os
 import random
 import sys
+import warnings
 
 import numpy as np
 
 import pyshmem as shmem
 
 SEED, CALLS = int(sys.argv[1]), int(sys.argv[2])
+warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # full(n, 1+2j, int) casts as shmem4py does
 me, npes = shmem.my_pe(), shmem.n_pes()
 peer = (me + 1) % npes
 
