@@ -150,12 +150,17 @@ def _rows(t0, t1):
     boxes of a row overlap. `t1` is the drawn end (minimum width included)."""
     order = np.lexsort((-(t1 - t0), t0))  # by start, the longer (enclosing) span first
     ends, rows = [], np.zeros(len(t0), np.int64)
+    active = []  # (drawn end, row) of the spans still open at the current start
     for i in order:
-        row = next((r for r, end in enumerate(ends) if end <= t0[i]), len(ends))
-        if row == len(ends):
+        active = [(end, r) for end, r in active if end > t0[i]]
+        # Below every span that encloses this one, even when a higher row is free again.
+        low = max((r + 1 for end, r in active if end >= t1[i]), default=0)
+        row = next((r for r in range(low, len(ends)) if ends[r] <= t0[i]), max(low, len(ends)))
+        while row >= len(ends):
             ends.append(0)
         ends[row] = t1[i]
         rows[i] = row
+        active.append((t1[i], row))
     return rows
 
 

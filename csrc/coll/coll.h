@@ -5,7 +5,8 @@
 // as their other collectives on that team, with matching arguments (sizes, root, op).
 // Mismatches among PEs of one node are detected on every call, among PEs of different
 // nodes with PYSHMEM_DEBUG=1; all members then fail with the same error instead of
-// hanging. A PE outside the team may not call.
+// hanging. A member that rejects its own arguments makes every member fail, on any
+// transport (team_sync_agree). A PE outside the team may not call.
 //
 // Completion: on return the routine is complete on the calling PE: `dest` holds the
 // result and `source` may be modified. No prior puts are completed (use barrier or

@@ -146,6 +146,8 @@ def test_collective_allocation_mismatch_raises_on_every_pe():
         assert "CollectiveMismatchError,ShmemError,RuntimeError" in line, line
         assert f"pyshmem.zeros on PE {pe}" in line, line
         assert f"PE {other} passed a different size" in line, line
+        mine, theirs = (64, 128) if pe == 0 else (128, 64)  # PE 1 asks for twice as much
+        assert f"(PE {other}: {theirs} bytes; this PE: {mine} bytes)" in line, line
         assert "PYSHMEM_DEBUG=1" in line, line
         want = (f"FREE-MISMATCH pe={pe}: pyshmem.free on PE {pe}: collective call mismatch: "
                 f"PE {other} passed a different object to free")

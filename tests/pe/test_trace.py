@@ -165,3 +165,14 @@ def test_timeline_rows_of_a_hand_made_trace():
     assert [b["row"] for b in boxes] == [0, 1, 2, 1]
     assert boxes[3]["width"] == pytest.approx(min_w) and boxes[3]["kind"] == "rma"
     assert len({b["y"] for b in boxes}) == 3
+
+
+def test_a_span_inside_another_stays_below_it_when_higher_rows_free_up():
+    """A collective that starts while rows 0 and 1 are busy lands on row 2; a wait inside
+    it that starts after rows 0 and 1 are free again must still go below it (row 3)."""
+    import numpy as np
+
+    from pyshmem import trace
+
+    rows = trace._rows(np.array([0.0, 0.5, 1.0, 5.0]), np.array([3.0, 3.0, 10.0, 6.0]))
+    assert list(rows) == [0, 1, 2, 3]
