@@ -15,18 +15,20 @@ from pyshmem._lib import lib
 from pyshmem.errors import HeapExhaustedError, InvalidArgumentError, ShmemError, ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import as_bool, as_int, as_pe, collective_failed, ensure_started, where
 
-_live = {}  # address -> bytes requested, for every live allocation of this process
+# address -> the SymmetricBlock exporting every live allocation of this process. free()
+# releases the block, so arrays over it are refused even once the memory is reused.
+_live = {}
 
 
 def _address(a):
-    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else ctypes.addressof(a)
+    return a.__array_interface__["data"][0]
 
 
 def _owner(obj):
-    """The ctypes array behind a memoryview/ndarray made by this module, or None."""
+    """The SymmetricBlock behind a memoryview/ndarray made by this module, or None."""
     seen = 0
     while obj is not None and seen < 64:
-        if isinstance(obj, ctypes.Array):
+        if isinstance(obj, lib.SymmetricBlock):
             return obj
         obj = obj.obj if isinstance(obj, memoryview) else getattr(obj, "base", None)
         seen += 1
@@ -82,6 +84,7 @@ def _order(call, order, allowed="CF"):
 
 
 def _view(addr, nbytes):
+    """A writable byte view of memory pyshmem does not own (a peer's copy, for ptr)."""
     return memoryview((ctypes.c_ubyte * nbytes).from_address(addr)).cast("B")
 
 
@@ -120,8 +123,9 @@ def _alloc(call, count, size, align, clear):
         _reject_alloc(call, exc)
     ensure_started(call)
     addr = lib.malloc(nbytes, align, clear, f"pyshmem.{call}")
-    _live[addr] = nbytes
-    return _view(addr, nbytes)
+    block = lib.SymmetricBlock(addr, nbytes)
+    _live[addr] = block
+    return memoryview(block)
 
 
 def fromalloc(mem, shape=None, dtype=None, order="C"):
@@ -171,7 +175,7 @@ def free(mem):
     except ShmemError as exc:
         _reject_free("free", exc)
     lib.free(addr, "pyshmem.free")
-    del _live[addr]
+    _live.pop(addr).release()
 
 
 def _free_address(mem):
@@ -185,17 +189,19 @@ def _free_address(mem):
                 "empty/zeros/ones/full/new_array returned"
             )
     else:
-        addr = ctypes.addressof(owner)
+        addr = owner.address
+        if _live.get(addr) is not owner:  # freed, maybe with the memory reused since
+            raise InvalidArgumentError(f"{where('free')}: the object was freed already (double free)")
         if isinstance(mem, np.ndarray):
             # An array made from the allocation itself (new_array, fromalloc(mem, any
             # shape)) has the allocation's buffer as its base (NumPy collapses the
             # memoryview to its exporter); a slice or view has another array as base.
             whole = mem.base is owner and _address(mem) == addr
         else:
-            whole = memoryview(mem).nbytes == _live.get(addr)
-        if addr in _live and not whole:
+            whole = memoryview(mem).nbytes == owner.nbytes
+        if not whole:
             raise InvalidArgumentError(
-                f"{where('free')}: the array is a view into a symmetric allocation of {_live[addr]} bytes; "
+                f"{where('free')}: the array is a view into a symmetric allocation of {owner.nbytes} bytes; "
                 "free the array the allocator returned"
             )
     if addr not in _live:

@@ -8,6 +8,7 @@
 #include <numpy/arrayobject.h>
 
 #include "core/state.h"
+#include "python/block.h"
 #include "python/errors.h"
 #include "pyshmem/types.h"
 #include "team/team.h"
@@ -99,6 +100,8 @@ bool numpy_import() {
 
 bool is_ndarray(PyObject* obj) { return PyArray_API && PyArray_Check(obj); }
 
+PyObject* array_base(PyObject* obj) { return PyArray_BASE(reinterpret_cast<PyArrayObject*>(obj)); }
+
 namespace {
 
 // Reads a NumPy array's fields directly: a buffer-protocol export costs ~10x more and
@@ -174,6 +177,14 @@ bool gpu_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) 
 
 }  // namespace
 
+namespace {
+bool freed_view(const char* call, const char* role) {
+  return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+               std::string(role) + " is a view of a symmetric allocation that was freed (pyshmem.free): its memory "
+               "may belong to a newer object now; use an array allocated after the free");
+}
+}  // namespace
+
 bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out, bool allow_gpu) {
   if (!obj)
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
@@ -182,6 +193,7 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
     if (writable && out->readonly)
       return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                    std::string(role) + " is read-only; it is written by this call");
+    if (block_released(obj)) return freed_view(call, role);
     return true;
   }
   if (PyObject_GetBuffer(obj, &out->view, PyBUF_RECORDS_RO) != 0) {
@@ -197,6 +209,7 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
                  std::string(role) + " must be a NumPy array (or another buffer), not " + Py_TYPE(obj)->tp_name);
   }
   out->held = true;
+  if (block_released(obj)) return freed_view(call, role);
   out->ptr = static_cast<char*>(out->view.buf);
   out->readonly = out->view.readonly;
   out->ndim = out->view.ndim;

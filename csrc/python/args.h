@@ -50,6 +50,8 @@ struct Buffer {
 bool numpy_import();
 // True for NumPy arrays (and subclasses, e.g. symmetric arrays).
 bool is_ndarray(PyObject* obj);
+// A NumPy array's base object (borrowed; null when it owns its data).
+PyObject* array_base(PyObject* obj);
 // A GPU array (CuPy, PyTorch, Numba, pyshmem.cuda.GpuArray: __cuda_array_interface__),
 // not a NumPy array. False for null.
 bool is_gpu_array(PyObject* obj);

@@ -16,6 +16,7 @@
 #include "python/nbi_sources.h"
 #include "python/team_bind.h"
 #include "python/args.h"
+#include "python/block.h"
 #include "python/errors.h"
 #include "python/fast.h"
 #include "pyshmem/version.h"
@@ -50,6 +51,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "pyshmem compiled core (internal: use the pyshmem package)";
   if (!py::errors_register(m.ptr())) throw pybind::error_already_set();
   if (!py::numpy_import()) throw pybind::error_already_set();
+  if (!py::block_register(m.ptr())) throw pybind::error_already_set();
   py::install_interrupt_hook();
   pybind::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -77,10 +77,28 @@ assert (after == 0).all(), f"a put through an oversized view reached the next al
 assert (small == 5).all()
 gone = shmem.zeros(4, np.int64)
 spacer = shmem.zeros(1, np.int64)  # keeps gone's block from merging into free space others reuse
+untracked = np.lib.stride_tricks.as_strided(gone)  # a view whose base chain does not lead to the allocation
 shmem.free(gone)
-raises(shmem.InvalidArgumentError, shmem.put, gone, np.ones(4, np.int64), peer, match="not in a live symmetric")
-raises(shmem.InvalidArgumentError, shmem.atomic_fetch, gone[:1], peer, match="not in a live symmetric")
+raises(shmem.InvalidArgumentError, shmem.put, gone, np.ones(4, np.int64), peer, match="was freed")
+raises(shmem.InvalidArgumentError, shmem.atomic_fetch, gone[:1], peer, match="was freed")
+# Found by address too (the allocator knows no live object there):
+raises(shmem.InvalidArgumentError, shmem.put, untracked, np.ones(4, np.int64), peer, match="not in a live symmetric")
 raises(shmem.InvalidArgumentError, shmem.sum_reduce, gone, small)
+# Once a newer allocation reuses the memory, the address is live again: the freed
+# array's own block still says it was freed, and the newer object is untouched.
+stale = gone[1:3]
+newer = shmem.zeros(4, np.int64)
+assert newer.__array_interface__["data"][0] == gone.__array_interface__["data"][0], "the allocator reuses first fit"
+for fn, args in [(shmem.put, (gone, np.ones(4, np.int64), peer)), (shmem.put, (stale, np.ones(2, np.int64), peer)),
+                 (shmem.atomic_add, (stale[:1], 1, peer)), (shmem.get, (np.zeros(2, np.int64), stale, peer))]:
+    raises(shmem.InvalidArgumentError, fn, *args, match="was freed")
+raises(shmem.InvalidArgumentError, shmem.free, gone, match="double free")  # would have freed `newer`
+shmem.barrier_all()
+assert (newer == 0).all(), newer
+shmem.barrier_all()  # every PE checked before anyone writes
+shmem.put(newer, np.full(4, 3, np.int64), peer)
+shmem.barrier_all()
+assert (newer == 3).all()
 
 # Smaller ones.
 shmem.iput(x[:2], np.array([9, 8], np.int64), peer, 2**63 - 1)  # one element: the stride is never used

@@ -2,11 +2,13 @@
 
 Usage: fuzz_api.py SEED CALLS
 
-Every PE draws the same calls from the same seed, so collectives stay aligned when
-they reject their arguments everywhere. A call may succeed or raise a pyshmem.ShmemError
-subclass; any other exception is a defect and is reported. A crash or a hang shows up
-as the job failing or timing out. Prints "FUZZ pe=<k> calls=<n> ok=<a> errors=<b>" and
-"OK pe=<k>" when no call raised anything else.
+First None goes into every argument position of every function, then CALLS seeded
+random calls put one bad value into one position. Every PE makes the same calls, so
+collectives stay aligned when they reject their arguments everywhere. A call may
+succeed or raise a pyshmem.ShmemError subclass; any other exception is a defect and is
+reported. A crash or a hang shows up as the job failing or timing out. Prints
+"FUZZ pe=<k> calls=<n> none-sweep=<m> ok=<a> errors=<b> defects=<d>" and "OK pe=<k>"
+when no call raised anything else.
 """
 
 import os
@@ -199,12 +201,12 @@ def release(flags, result, name):
 
 
 TRACE = bool(os.environ.get("FUZZ_TRACE"))
-rng = random.Random(SEED)
-names = sorted(T)
 ok = errors = 0
 defects = {}
-for i in range(CALLS):
-    name = rng.choice(names)
+
+
+def prepare(name):
+    """(fn, flags, args, kwargs, fresh object, fuzzable slots) of one valid call."""
     entry = T[name]
     fn, build, flags = entry[0], entry[1], entry[2:]
     args, kwargs = build()
@@ -215,19 +217,21 @@ for i in range(CALLS):
             args[0] = fresh_obj
     slots = [("a", k) for k in range(len(args)) if not ("method" in flags and k == 0)]
     slots += [("k", k) for k in kwargs]
-    if not slots:
-        slots = [("a", 0)]
-        args = []
-    where_, key = rng.choice(slots)
-    value = rng.choice(bad_values())
+    return fn, flags, args, kwargs, fresh_obj, slots
+
+
+def call(i, name, prepared, slot, value):
+    """One call with `value` in `slot` (None: an extra argument of a no-argument call);
+    records a defect when it raises anything but a ShmemError, then undoes its effects."""
+    global ok, errors
+    fn, flags, args, kwargs, fresh_obj, _ = prepared
     if "blocking" in flags and fits_wait(value):
         value = None
-    if where_ == "a" and args:
-        args[key] = value
-    elif where_ == "a":
-        args.append(value)
+    if slot is None:
+        args, where_, key = [value], "a", 0
     else:
-        kwargs[key] = value
+        where_, key = slot
+        (args if where_ == "a" else kwargs)[key] = value
     result = None
     if TRACE:
         print(f"CALL pe={me} {i} {name} {where_}{key}={value!r:.60}", flush=True)
@@ -265,9 +269,27 @@ for i in range(CALLS):
     if i % 64 == 63:
         shmem.barrier_all()
 
+
+names = sorted(T)
+# First None in every argument position of every function, then the seeded random calls.
+i = 0
+for name in names:
+    for k in range(len(prepare(name)[5]) or 1):
+        prepared = prepare(name)
+        call(i, name, prepared, prepared[5][k] if prepared[5] else None, None)
+        i += 1
+swept = i
+rng = random.Random(SEED)
+for _ in range(CALLS):
+    name = rng.choice(names)
+    prepared = prepare(name)
+    slot = rng.choice(prepared[5]) if prepared[5] else None
+    call(i, name, prepared, slot, rng.choice(bad_values()))
+    i += 1
+
 shmem.barrier_all()
 for (name, slot, exc), (value, msg) in sorted(defects.items()):
     print(f"DEFECT pe={me} {name}[{slot}]={value}: {exc}: {msg}", flush=True)
-print(f"FUZZ pe={me} calls={CALLS} ok={ok} errors={errors} defects={len(defects)}", flush=True)
+print(f"FUZZ pe={me} calls={CALLS} none-sweep={swept} ok={ok} errors={errors} defects={len(defects)}", flush=True)
 if not defects:
     print(f"OK pe={me}", flush=True)
