@@ -125,7 +125,9 @@ struct LiveCache {
   uint64_t releases = 0;
   size_t begin = 0, end = 0;  // offsets: [start, start + bytes requested)
 };
-thread_local LiveCache t_live;
+// initial-exec: a direct %fs-relative load, not a __tls_get_addr call per check (32 bytes of
+// the static TLS surplus that glibc keeps for dlopen'ed libraries).
+__attribute__((tls_model("initial-exec"))) thread_local LiveCache t_live;
 }  // namespace
 
 bool is_symmetric(const void* addr, size_t nbytes) {
