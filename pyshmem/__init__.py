@@ -29,6 +29,12 @@ __all__ = (
 
 __version__ = "0.1.0"
 
+# A wrong argument list of a Python-level function raises ShmemTypeError (pyshmem/_arity.py).
+from pyshmem._arity import wrap_public as _wrap_public  # noqa: E402
+
+_wrap_public(globals(), __all__, (Team, Ctx, Lock))  # noqa: F405
+del _wrap_public
+
 # Submodules are imported for their names above; the module objects themselves are not
 # part of the API.
 del errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective, profiling

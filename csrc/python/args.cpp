@@ -33,10 +33,13 @@ bool raise(PyObject* exc, const char* call, const std::string& msg) {
 bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* const* names,
                 int n, int nrequired, PyObject** out) {
   for (int i = 0; i < n; ++i) out[i] = nullptr;
-  if (nargs > n) {
-    PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() takes at most %d arguments (%zd given)", fname, n, nargs);
-    return false;
-  }
+  auto bad = [&](const std::string& msg) {
+    const std::string call = std::string("pyshmem.") + fname;
+    return raise(error_class(PYSHMEM_ERR_TYPE), call.c_str(), msg + "; see help(pyshmem." + fname + ")");
+  };
+  if (nargs > n)
+    return bad(std::string(fname) + "() takes at most " + std::to_string(n) + " arguments (" + std::to_string(nargs) +
+               " given)");
   for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
   if (kwnames) {
     Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
@@ -46,22 +49,15 @@ bool parse_args(const char* fname, PyObject* const* args, Py_ssize_t nargs, PyOb
       int slot = -1;
       for (int i = 0; i < n; ++i)
         if (std::strcmp(key, names[i]) == 0) slot = i;
-      if (slot < 0) {
-        PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() got an unexpected keyword argument '%s'", fname, key);
-        return false;
-      }
-      if (out[slot]) {
-        PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() got multiple values for argument '%s'", fname, key);
-        return false;
-      }
+      if (slot < 0) return bad(std::string(fname) + "() got an unexpected keyword argument '" + key + "'");
+      if (out[slot]) return bad(std::string(fname) + "() got multiple values for argument '" + key + "'");
       out[slot] = args[nargs + k];
     }
   }
   for (int i = 0; i < nrequired; ++i)
-    if (!out[i]) {
-      PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() missing required argument '%s' (pos %d)", fname, names[i], i + 1);
-      return false;
-    }
+    if (!out[i])
+      return bad(std::string(fname) + "() missing required argument '" + names[i] + "' (pos " + std::to_string(i + 1) +
+                 ")");
   for (int i = 0; i < n; ++i)
     if (out[i] == Py_None) out[i] = nullptr;
   return true;

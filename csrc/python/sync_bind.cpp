@@ -207,17 +207,19 @@ PyObject* py_quiet(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
   return ordering("pyshmem.quiet", quiet, args, nargs, kw);
 }
 
-PyObject* barrier(const char* call, void (*op)(const char*), Py_ssize_t nargs) {
-  if (nargs) return PyErr_Format(error_class(PYSHMEM_ERR_TYPE), "%s() takes no arguments", call + 8), nullptr;
+PyObject* barrier(const char* call, void (*op)(const char*), PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
+  if ((nargs || kw) && !parse_args(call + 8, args, nargs, kw, nullptr, 0, 0, nullptr)) return nullptr;
   if (!ensure_init(call)) return nullptr;
   if (!run_nogil(call, [&] { op(call); })) return nullptr;
   if (op == barrier_all) nbi_sources_release();  // barrier_all includes quiet
   Py_RETURN_NONE;
 }
-PyObject* py_barrier_all(PyObject*, PyObject* const*, Py_ssize_t nargs) {
-  return barrier("pyshmem.barrier_all", barrier_all, nargs);
+PyObject* py_barrier_all(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
+  return barrier("pyshmem.barrier_all", barrier_all, args, nargs, kw);
 }
-PyObject* py_sync_all(PyObject*, PyObject* const*, Py_ssize_t nargs) { return barrier("pyshmem.sync_all", sync_all, nargs); }
+PyObject* py_sync_all(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kw) {
+  return barrier("pyshmem.sync_all", sync_all, args, nargs, kw);
+}
 
 bool get_lock(const char* call, PyObject* const* args, Py_ssize_t nargs, PyObject* kw, Buffer* b) {
   static const char* const names[] = {"lock"};
@@ -270,8 +272,8 @@ PyMethodDef kSyncMethods[] = {
                                 "Block until the local signal compares `cmp` to value; returns the signal's value (int)."),
     FAST(fence, KW, "fence(ctx=None)\n--\n\nOrder puts, AMOs and signals issued before it to each PE before those after it."),
     FAST(quiet, KW, "quiet(ctx=None)\n--\n\nComplete every put/AMO/signal issued so far: visible on their target PEs."),
-    FAST(barrier_all, METH_FASTCALL, "barrier_all()\n--\n\nquiet(), then wait until every PE has entered barrier_all()."),
-    FAST(sync_all, METH_FASTCALL, "sync_all()\n--\n\nWait until every PE has entered sync_all() (no quiet)."),
+    FAST(barrier_all, METH_FASTCALL | METH_KEYWORDS, "barrier_all()\n--\n\nquiet(), then wait until every PE has entered barrier_all()."),
+    FAST(sync_all, METH_FASTCALL | METH_KEYWORDS, "sync_all()\n--\n\nWait until every PE has entered sync_all() (no quiet)."),
     FAST(set_lock, KW, "set_lock(lock)\n--\n\nAcquire a distributed lock (FIFO); blocks."),
     FAST(test_lock, KW, "test_lock(lock)\n--\n\nTry to acquire the lock once; returns False when acquired, True when held by another."),
     FAST(clear_lock, KW, "clear_lock(lock)\n--\n\nquiet(), then release the lock."),

@@ -25,4 +25,4 @@ def test_fuzz_every_public_function_with_bad_values(seed):
     assert "DEFECT" not in proc.stdout, out
     assert_ok(proc, 2)
     for pe in range(2):
-        assert f"FUZZ pe={pe} calls=3000 none-sweep=" in proc.stdout, out
+        assert f"FUZZ pe={pe} calls=3000 sweep=" in proc.stdout, out

@@ -2,12 +2,13 @@
 
 Usage: fuzz_api.py SEED CALLS
 
-First None goes into every argument position of every function, then CALLS seeded
+First None goes into every argument position of every function, each function is
+called with no arguments and with an unknown keyword, then CALLS seeded
 random calls put one bad value into one position. Every PE makes the same calls, so
 collectives stay aligned when they reject their arguments everywhere. A call may
 succeed or raise a pyshmem.ShmemError subclass; any other exception is a defect and is
 reported. A crash or a hang shows up as the job failing or timing out. Prints
-"FUZZ pe=<k> calls=<n> none-sweep=<m> ok=<a> errors=<b> defects=<d>" and "OK pe=<k>"
+"FUZZ pe=<k> calls=<n> sweep=<m> ok=<a> errors=<b> defects=<d>" and "OK pe=<k>"
 when no call raised anything else.
 """
 
@@ -229,6 +230,10 @@ def call(i, name, prepared, slot, value):
         value = None
     if slot is None:
         args, where_, key = [value], "a", 0
+    elif slot == "no arguments":
+        args, kwargs, where_, key = [], {}, "", slot
+    elif slot == "unknown keyword":
+        kwargs, where_, key = dict(kwargs, no_such_argument=1), "", slot
     else:
         where_, key = slot
         (args if where_ == "a" else kwargs)[key] = value
@@ -278,6 +283,11 @@ for name in names:
         prepared = prepare(name)
         call(i, name, prepared, prepared[5][k] if prepared[5] else None, None)
         i += 1
+# Wrong argument lists: no arguments at all, and an unknown keyword.
+for name in names:
+    for slot in ("no arguments", "unknown keyword"):
+        call(i, name, prepare(name), slot, "-")
+        i += 1
 swept = i
 rng = random.Random(SEED)
 for _ in range(CALLS):
@@ -290,6 +300,6 @@ for _ in range(CALLS):
 shmem.barrier_all()
 for (name, slot, exc), (value, msg) in sorted(defects.items()):
     print(f"DEFECT pe={me} {name}[{slot}]={value}: {exc}: {msg}", flush=True)
-print(f"FUZZ pe={me} calls={CALLS} none-sweep={swept} ok={ok} errors={errors} defects={len(defects)}", flush=True)
+print(f"FUZZ pe={me} calls={CALLS} sweep={swept} ok={ok} errors={errors} defects={len(defects)}", flush=True)
 if not defects:
     print(f"OK pe={me}", flush=True)
