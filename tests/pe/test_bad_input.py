@@ -2,13 +2,23 @@
 
 import pytest
 
-from conftest import assert_ok, run_pes
+from conftest import assert_ok, run_pes, ucx_unavailable
 
 
 @pytest.mark.parametrize("npes", [2, 4])
 def test_collective_rejected_on_one_pe_fails_everywhere_and_keeps_the_job_in_step(npes):
     proc = run_pes("coll_desync.py", npes, timeout=180)
     assert_ok(proc, npes)
+
+
+def test_rejection_reaches_pes_that_share_no_memory():
+    """Every peer through UCX (PYSHMEM_REMOTE_ONLY=1, no PYSHMEM_DEBUG): the rejecting PE's
+    mark travels as a remote atomic, so PEs on other nodes fail too."""
+    why = ucx_unavailable()
+    if why:
+        pytest.skip(why)
+    proc = run_pes("coll_desync.py", 3, timeout=180, env={"PYSHMEM_REMOTE_ONLY": "1"})
+    assert_ok(proc, 3)
 
 
 def test_bad_input_raises_shmem_errors_and_moves_nothing():
