@@ -16,8 +16,11 @@ from pyshmem.errors import InvalidArgumentError, InvalidHandleError, ShmemError,
 from pyshmem.runtime import as_int, collective_failed, ensure_started, where
 
 
-def _config_num_contexts(config, kwargs, call):
-    """(num_contexts, mask) from a shmem4py-style config mapping and keyword arguments."""
+def _config(call, config, kwargs):
+    """(num_contexts, mask) from a shmem4py-style config mapping (or None) and keyword arguments."""
+    if config is not None and not hasattr(config, "items"):
+        raise ShmemTypeError(f"{where(call)}: config must be a mapping such as {{'num_contexts': 2}} or None, not "
+                             f"{type(config).__name__}")
     merged = dict(config or {})
     merged.update(kwargs)
     num, mask = 0, 0
@@ -26,14 +29,6 @@ def _config_num_contexts(config, kwargs, call):
             raise InvalidArgumentError(f"{where(call)}: unknown team config key {key!r}; the only one is 'num_contexts'")
         num, mask = as_int(call, "num_contexts", value, 0), 1
     return num, mask
-
-
-def _config(call, config, kwargs):
-    """_config_num_contexts for a mapping (or None) given as ``config``."""
-    if config is not None and not hasattr(config, "items"):
-        raise ShmemTypeError(f"{where(call)}: config must be a mapping such as {{'num_contexts': 2}} or None, not "
-                             f"{type(config).__name__}")
-    return _config_num_contexts(config, kwargs, call)
 
 
 def as_team(call, team, role="team"):

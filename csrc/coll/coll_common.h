@@ -22,8 +22,7 @@ struct CollHeader {
   uint64_t nbytes = 0;  // bytes per member (collect: this member's own count)
   uint32_t dtype = 0;   // reduce; alltoalls: element size
   uint32_t op = 0;      // reduce; alltoalls: strides folded in (see alltoall.cpp)
-  uint32_t bad = 0;     // 1 when this PE rejected its own arguments
-  uint32_t pad = 0;
+  uint32_t pad[2] = {0, 0};  // (whether a member rejected its arguments goes by team_sync_agree)
 };
 static_assert(sizeof(CollHeader) == 32, "one header per publish area");
 
@@ -36,11 +35,9 @@ class CollCall {
 
   // Publishes `h`, then the first team barrier; compares the members' headers (every
   // member on this node; with PYSHMEM_DEBUG=1 every member). `local_error` (may be empty)
-  // is this PE's own complaint about its arguments: it is published as `bad` so that
-  // every member fails. Returns false when the call must not move data.
-  // `local_status` is the status this PE's own error is raised with. The agreement
-  // (team_sync_agree) makes every member fail when any member has a local error, on any
-  // transport.
+  // is this PE's own complaint about its arguments, raised with `local_status`: the
+  // barrier is an agreement (team_sync_agree), so every member fails, on any transport.
+  // Returns false when the call must not move data.
   bool begin(CollHeader h, const std::string& local_error, bool compare_nbytes = true,
              pyshmem_status local_status = PYSHMEM_ERR_INVALID_ARG);
   // Final team barrier; then throws the error found (if any).

@@ -28,25 +28,22 @@ CollHeader CollCall::header_of(int i) {
 }
 
 bool CollCall::begin(CollHeader h, const std::string& local_error, bool compare_nbytes, pyshmem_status local_status) {
-  h.bad = local_error.empty() ? 0 : 1;
   trace_.set_bytes(h.nbytes);
   if (!local_error.empty()) set_error(local_status, local_error);
   std::memcpy(team_publish(team_), &h, sizeof h);
-  const int failed = team_sync_agree(team_, h.bad != 0, call_);
-  if (failed >= 0 && failed != s_.pe)
+  const int failed = team_sync_agree(team_, !local_error.empty(), call_);
+  if (failed >= 0) {  // no member moves data; comparing headers would add nothing
     set_error(PYSHMEM_ERR_INVALID_ARG, "PE " + std::to_string(failed) +
                                            " rejected its arguments to this collective (see its error); no data "
                                            "was moved");
+    return false;
+  }
   const bool debug = s_.config.DEBUG;
   for (int i = 0; i < size(); ++i) {
     if (i == me() || (!debug && !direct(team_publish(team_), i))) continue;
     const CollHeader o = header_of(i);
     const int pe = world(i);
-    if (o.bad) {
-      set_error(PYSHMEM_ERR_INVALID_ARG, "PE " + std::to_string(pe) +
-                                             " rejected its arguments to this collective (see its error); "
-                                             "no data was moved");
-    } else if (o.kind != h.kind) {
+    if (o.kind != h.kind) {
       set_error(PYSHMEM_ERR_MISMATCH, "PE " + std::to_string(pe) +
                                           " is in a different collective call on this team: every member must "
                                           "call the same collectives in the same order");

@@ -324,10 +324,7 @@ uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
   const CUdeviceptr p = g.my_base + off;
   try {
     if (err.empty() && clear && size) PYSHMEM_CU_CHECK(d, call, cuMemsetD8, p, 0, size);
-    const int failed = team_sync_agree(PYSHMEM_TEAM_WORLD, !err.empty(), call);
-    if (failed >= 0 && failed != s.pe)
-      fail(PYSHMEM_ERR_INVALID_ARG, call,
-           "PE " + std::to_string(failed) + " could not allocate (see its error), so no PE did");
+    heap_agree(call, "allocate", !err.empty());
   } catch (...) {
     if (err.empty()) g.alloc->release(off);
     throw;
@@ -344,13 +341,11 @@ void gpu_free(uint64_t addr, const char* call) {
   collective_check_args(s, call, "GPU object to free",
                         live ? "the object at GPU heap offset " + std::to_string(addr - g.my_base) : "an object it rejected");
   quiet();  // no PE may still be accessing the object on this PE once all arrive
-  const int failed = team_sync_agree(PYSHMEM_TEAM_WORLD, !live, call);
+  heap_agree(call, "free the object", !live);
   if (!live)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "the object is not a live symmetric GPU allocation (already freed, or a view into one); free "
          "the array pyshmem.cuda.empty/zeros returned, once");
-  if (failed >= 0)
-    fail(PYSHMEM_ERR_INVALID_ARG, call, "PE " + std::to_string(failed) + " could not free the object (see its error), so no PE did");
   g.alloc->release(addr - g.my_base);
 }
 

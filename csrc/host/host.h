@@ -47,6 +47,11 @@ void sym_free(void* ptr, const char* call);  // collective, ends with a barrier
 void collective_check_args(State& s, const char* call, const std::string& what, const std::string& mine);
 // "N bytes[, alignment A]": an allocation request as collective_check_args shows it.
 std::string describe_request(size_t size, size_t align);
+// The agreement step of a collective allocation or free (host or GPU heap): every PE
+// arrives, failed or not (team_sync_agree over the world), so PEs stay in step when only
+// some fail. Throws on the PEs that did not fail when another did; `what` ("allocate")
+// names the step in that message. A failed PE raises its own error afterwards.
+void heap_agree(const char* call, const char* what, bool failed);
 // True when [addr, addr+nbytes) lies within one live symmetric allocation (the bytes
 // its caller asked for), so freed objects and views larger than their array are not
 // symmetric. A zero-byte range only needs to lie in the heap.

@@ -41,19 +41,13 @@ std::string describe_request(size_t size, size_t align) {
   return std::to_string(size) + " bytes" + (align ? ", alignment " + std::to_string(align) : "");
 }
 
-namespace {
-
-// The agreement step of an allocation or free: every PE arrives, having failed or not,
-// so the PEs stay in step when only some of them fail (team_sync_agree).
-void agree_or_fail(const char* call, const char* what, bool failed) {
+void heap_agree(const char* call, const char* what, bool failed) {
   const int pe = team_sync_agree(PYSHMEM_TEAM_WORLD, failed, call);
   if (pe >= 0 && pe != state().pe)
     fail(PYSHMEM_ERR_INVALID_ARG, call,
          "PE " + std::to_string(pe) + " could not " + what + " (see its error), so no PE did; every PE makes the "
          "same symmetric allocations and frees in the same order");
 }
-
-}  // namespace
 
 void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
   require_init(call);
@@ -80,7 +74,7 @@ void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
   }
   try {
     // Also the barrier after which peers may touch the new object (it is zeroed).
-    agree_or_fail(call, "allocate", !err.empty());
+    heap_agree(call, "allocate", !err.empty());
   } catch (...) {
     if (err.empty()) s.alloc->release(off);
     throw;
@@ -92,7 +86,7 @@ void* sym_malloc(size_t size, size_t align, bool clear, const char* call) {
 void sym_malloc_reject(const char* call) {
   require_init(call);
   collective_check_args(state(), call, "size/alignment", "arguments it rejected");
-  agree_or_fail(call, "allocate", true);
+  heap_agree(call, "allocate", true);
 }
 
 void sym_free(void* ptr, const char* call) {
@@ -112,7 +106,7 @@ void sym_free(void* ptr, const char* call) {
   collective_check_args(s, call, "object to free",
                         err.empty() ? "the object at heap offset " + std::to_string(off) : "an object it rejected");
   quiet();  // no PE may still be accessing the object on this PE once all arrive
-  agree_or_fail(call, "free the object", !err.empty());
+  heap_agree(call, "free the object", !err.empty());
   if (!err.empty()) fail(status, call, err);
   s.alloc->release(off);
 }

@@ -143,6 +143,12 @@ int create_round(State& s, int parent, const int32_t split[4], bool member, int 
   return member ? handle_of(index) : PYSHMEM_TEAM_INVALID;
 }
 
+// The round of a split this PE rejected (`err`): it takes part, then throws `err`.
+int reject_round(State& s, int parent, const char* call, const std::string& err) {
+  const int32_t none[4] = {0, 0, 0, 0};
+  return create_round(s, parent, none, false, 0, 1, 0, TeamConfig{}, call, err);
+}
+
 }  // namespace
 
 void sym_read(State& s, void* dst, const void* src, size_t nbytes, int pe) {
@@ -278,10 +284,7 @@ int team_split_strided(int parent, int start, int stride, int size, const TeamCo
   if (err.empty() && (size < 1 || start < 0 || start >= p.size || stride < 1 ||
                       static_cast<long long>(start) + static_cast<long long>(stride) * (size - 1) >= p.size))
     err = "the PEs start + i*stride for i < size must lie in the parent team, with stride >= 1 and size >= 1" + triplet;
-  if (!err.empty()) {
-    const int32_t none[4] = {0, 0, 0, 0};
-    return create_round(s, parent, none, false, 0, 1, 0, TeamConfig{}, call, err);
-  }
+  if (!err.empty()) return reject_round(s, parent, call, err);
   // In world PEs.
   const int wstart = team_world_pe(p, start), wstride = p.stride * stride;
   const int rel = p.my_index - start;
@@ -298,10 +301,7 @@ void team_split_2d(int parent, int xrange, const TeamConfig& xconfig, long xmask
   std::string err = config_problem(xconfig, xmask);
   if (err.empty()) err = config_problem(yconfig, ymask);
   if (err.empty() && xrange < 1) err = "xrange must be >= 1, got " + std::to_string(xrange);
-  if (!err.empty()) {
-    const int32_t none[4] = {0, 0, 0, 0};
-    create_round(s, parent, none, false, 0, 1, 0, TeamConfig{}, call, err);
-  }
+  if (!err.empty()) reject_round(s, parent, call, err);
   const int n = p.size, me = p.my_index;
   if (xrange > n) xrange = n;  // OpenSHMEM: a larger xrange behaves as the parent's size
   const int y = me / xrange, x = me % xrange;
@@ -325,8 +325,7 @@ void team_split_2d(int parent, int xrange, const TeamConfig& xconfig, long xmask
 
 void team_split_reject(int parent, const char* call) {
   try {
-    const int32_t none[4] = {0, 0, 0, 0};
-    create_round(state(), parent, none, false, 0, 1, 0, TeamConfig{}, call, "rejected");
+    reject_round(state(), parent, call, "rejected");
   } catch (...) {
     // This PE's own error is what its caller raises.
   }
