@@ -291,13 +291,30 @@ def scenario_legacy_order(cu):
                "per_thread": STREAM_PER_THREAD, "nonblocking": nonblocking}
     # a kernel spinning on the legacy stream holds back the legacy and blocking streams
     on_legacy = _blocked(cu, ctx, dev, flag, 0, streams)
-    # a kernel spinning on a blocking stream holds back the legacy stream (not other blocking ones)
+    # a kernel spinning on a blocking stream holds back the legacy stream, not other blocking ones
+    # (separate runs: a blocking stream's op enqueued after a held-back legacy op waits for it)
     other_blocking = cu.stream(0)
-    on_blocking = _blocked(cu, ctx, dev, flag, blocking, {"legacy_memcpy": None, "other_blocking": other_blocking,
-                                                          "nonblocking": nonblocking})
+    on_blocking = _blocked(cu, ctx, dev, flag, blocking, {"legacy_memcpy": None})
+    on_blocking2 = _blocked(cu, ctx, dev, flag, blocking, {"other_blocking": other_blocking,
+                                                            "nonblocking": nonblocking})
+    # ... and that transitively: the legacy memset waits for the kernel, the copy on another
+    # blocking stream for the memset
+    m = cu.module(WAIT_MODULE)
+    cu.launch(cu.function(m, "spin"), blocking, flag)
+    cu.cuMemsetD8(dev, 3, 64)  # device memory: returns at once
+    done = []
+    t = _start_copy(cu, ctx, dev, other_blocking, done)
+    time.sleep(0.5)
+    transitive = not done
+    ctypes.c_uint64.from_address(flag).value = 1
+    t.join(10)
+    cu.cuCtxSynchronize()
+    transitive_released = bool(done) and first_byte(dev) == 3
+    ctypes.c_uint64.from_address(flag).value = 0
     # one on a non-blocking stream holds back nothing else
     on_nonblocking = _blocked(cu, ctx, dev, flag, nonblocking, {"legacy_memcpy": None, "blocking": blocking})
-    return {"on_legacy": on_legacy, "on_blocking": on_blocking, "on_nonblocking": on_nonblocking}
+    return {"on_legacy": on_legacy, "on_blocking": on_blocking, "on_blocking2": on_blocking2,
+            "on_nonblocking": on_nonblocking, "transitive": transitive, "transitive_released": transitive_released}
 
 
 def scenario_copy_global(cu, tries=30):
@@ -618,8 +635,10 @@ def test_legacy_stream_serialisation(fake_driver):
     assert on_legacy["blocked"] == {"legacy_memcpy": True, "legacy_async": True, "CU_STREAM_LEGACY": True,
                                     "blocking": True, "per_thread": True, "nonblocking": False}, r
     assert on_legacy["query"] == NOT_READY and on_legacy["all_done"], r
-    assert r["on_blocking"]["blocked"] == {"legacy_memcpy": True, "other_blocking": False, "nonblocking": False}, r
-    assert r["on_blocking"]["all_done"], r
+    assert r["on_blocking"]["blocked"] == {"legacy_memcpy": True} and r["on_blocking"]["all_done"], r
+    assert r["on_blocking2"]["blocked"] == {"other_blocking": False, "nonblocking": False}, r
+    assert r["on_blocking2"]["all_done"], r
+    assert r["transitive"] and r["transitive_released"], r
     assert r["on_nonblocking"]["blocked"] == {"legacy_memcpy": False, "blocking": False}, r
     assert r["on_nonblocking"]["all_done"], r
 
