@@ -291,7 +291,7 @@ CUresult fake_cuDeviceGet(CUdevice* device, int ordinal) {
 
 CUresult fake_cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice dev) {
   REQUIRE_INIT();
-  log_detail("attrib=%d dev=%d", static_cast<int>(attrib), dev);
+  FAKE_LOG("attrib=%d dev=%d", static_cast<int>(attrib), dev);
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
   switch (attrib) {
@@ -324,19 +324,19 @@ CUresult fake_cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
 }
 
 CUresult fake_cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
-  log_detail("dev=%d", dev);
+  FAKE_LOG("dev=%d", dev);
   if (!valid_device(dev)) return done_if_init(CUDA_ERROR_INVALID_DEVICE);
   return put(ctx, reinterpret_cast<CUcontext>(&g_context_tags[dev]));
 }
 
 CUresult fake_cuDevicePrimaryCtxRelease(CUdevice dev) {
-  log_detail("dev=%d", dev);
+  FAKE_LOG("dev=%d", dev);
   return done_if_init(valid_device(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
 }
 
 CUresult fake_cuCtxSetCurrent(CUcontext ctx) {
   REQUIRE_INIT();
-  log_detail("ctx_dev=%d", context_device(ctx));
+  FAKE_LOG("ctx_dev=%d", context_device(ctx));
   if (ctx == nullptr) {  // unbinds: pops the top, if any
     if (!t_contexts.empty()) t_contexts.pop_back();
     return CUDA_SUCCESS;
@@ -353,7 +353,7 @@ CUresult fake_cuCtxGetCurrent(CUcontext* ctx) {
 
 CUresult fake_cuCtxPushCurrent(CUcontext ctx) {
   REQUIRE_INIT();
-  log_detail("ctx_dev=%d", context_device(ctx));
+  FAKE_LOG("ctx_dev=%d", context_device(ctx));
   if (context_device(ctx) < 0) return CUDA_ERROR_INVALID_CONTEXT;
   t_contexts.push_back(ctx);
   return CUDA_SUCCESS;
@@ -362,12 +362,12 @@ CUresult fake_cuCtxPushCurrent(CUcontext ctx) {
 CUresult fake_cuCtxPopCurrent(CUcontext* ctx) {
   REQUIRE_INIT();
   if (t_contexts.empty()) {
-    log_detail("ctx_dev=-1");
+    FAKE_LOG("ctx_dev=-1");
     return CUDA_ERROR_INVALID_CONTEXT;
   }
   CUcontext top = t_contexts.back();
   t_contexts.pop_back();
-  log_detail("ctx_dev=%d", context_device(top));
+  FAKE_LOG("ctx_dev=%d", context_device(top));
   if (ctx != nullptr) *ctx = top;
   return CUDA_SUCCESS;
 }
@@ -383,7 +383,7 @@ CUresult fake_cuCtxGetDevice(CUdevice* device) {
 CUresult fake_cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
                                          CUflushGPUDirectRDMAWritesScope scope) {
   REQUIRE_CONTEXT();
-  log_detail("target=%d scope=%d", static_cast<int>(target), static_cast<int>(scope));
+  FAKE_LOG("target=%d scope=%d", static_cast<int>(target), static_cast<int>(scope));
   if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX) return CUDA_ERROR_INVALID_VALUE;
   if (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER && scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)
     return CUDA_ERROR_INVALID_VALUE;
@@ -446,7 +446,7 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
   REQUIRE_CONTEXT();
   if (handle == nullptr || prop == nullptr || !is_granular(size)) return CUDA_ERROR_INVALID_VALUE;
   const bool rdma = prop->allocFlags.gpuDirectRDMACapable != 0;
-  log_detail("dev=%d bytes=%zu rdma=%d", prop->location.id, size, rdma ? 1 : 0);
+  FAKE_LOG("dev=%d bytes=%zu rdma=%d", prop->location.id, size, rdma ? 1 : 0);
   if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
       prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(prop->location.id))
     return CUDA_ERROR_INVALID_VALUE;
@@ -460,7 +460,7 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
   bool exportable = (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0;
   std::lock_guard<std::mutex> lock(g_mutex);
   *handle = add_allocation(fd, size, exportable);
-  log_detail("handle=%llu", static_cast<unsigned long long>(*handle));
+  FAKE_LOG("handle=%llu", static_cast<unsigned long long>(*handle));
   return CUDA_SUCCESS;
 }
 
@@ -524,7 +524,7 @@ CUresult fake_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignmen
   std::lock_guard<std::mutex> lock(g_mutex);
   g_reservations[base] = size;
   *ptr = base;
-  log_detail("ptr=0x%llx bytes=%zu", static_cast<unsigned long long>(base), size);
+  FAKE_LOG("ptr=0x%llx bytes=%zu", static_cast<unsigned long long>(base), size);
   return CUDA_SUCCESS;
 }
 
@@ -543,7 +543,7 @@ CUresult fake_cuMemAddressFree(CUdeviceptr ptr, size_t size) {
 CUresult fake_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                        CUmemGenericAllocationHandle handle, unsigned long long) {
   REQUIRE_CONTEXT();
-  log_detail("ptr=0x%llx bytes=%zu handle=%llu", static_cast<unsigned long long>(ptr), size,
+  FAKE_LOG("ptr=0x%llx bytes=%zu handle=%llu", static_cast<unsigned long long>(ptr), size,
              static_cast<unsigned long long>(handle));
   if (!is_granular(size) || ptr % kGranularity != 0 || offset % kGranularity != 0)
     return CUDA_ERROR_INVALID_VALUE;
@@ -563,10 +563,10 @@ CUresult fake_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 CUresult fake_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
   REQUIRE_CONTEXT();
   if (desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
-  std::string devices;
+  std::string devices;  // for the log
   int prot = PROT_NONE;
   for (size_t i = 0; i < count; ++i) {
-    devices += (i ? "," : "") + std::to_string(desc[i].location.id);
+    if (log_active()) devices += (i ? "," : "") + std::to_string(desc[i].location.id);
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(desc[i].location.id))
       return CUDA_ERROR_INVALID_VALUE;
     switch (desc[i].flags) {
@@ -576,7 +576,7 @@ CUresult fake_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc
       default: return CUDA_ERROR_INVALID_VALUE;
     }
   }
-  log_detail("ptr=0x%llx bytes=%zu devices=%s", static_cast<unsigned long long>(ptr), size, devices.c_str());
+  FAKE_LOG("ptr=0x%llx bytes=%zu devices=%s", static_cast<unsigned long long>(ptr), size, devices.c_str());
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!mapped_range(ptr, size, false)) return CUDA_ERROR_INVALID_VALUE;
   return mprotect(host(ptr), size, prot) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -604,7 +604,7 @@ CUresult fake_cuMemAlloc(CUdeviceptr* dptr, size_t size) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_plain_allocs[reinterpret_cast<uintptr_t>(p)] = size;
   *dptr = reinterpret_cast<uintptr_t>(p);
-  log_detail("bytes=%zu ptr=%p", size, p);
+  FAKE_LOG("bytes=%zu ptr=%p", size, p);
   return CUDA_SUCCESS;
 }
 
@@ -625,13 +625,13 @@ CUresult fake_cuMemHostAlloc(void** pp, size_t size, unsigned int flags) {
   if (posix_memalign(pp, 4096, size) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
   std::lock_guard<std::mutex> lock(g_mutex);
   g_pinned[reinterpret_cast<uintptr_t>(*pp)] = size;
-  log_detail("bytes=%zu flags=0x%x ptr=%p", size, flags, *pp);
+  FAKE_LOG("bytes=%zu flags=0x%x ptr=%p", size, flags, *pp);
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuMemFreeHost(void* p) {
   REQUIRE_CONTEXT();
-  log_detail("ptr=%p", p);
+  FAKE_LOG("ptr=%p", p);
   drain_all();
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_pinned.erase(reinterpret_cast<uintptr_t>(p)) == 0) return CUDA_ERROR_INVALID_VALUE;

@@ -77,9 +77,12 @@ int pending_ops();
 // ---- log.cpp: the call log (FAKE_CUDA_LOG) -----------------------------------
 
 bool log_enabled();
+// True while the calling thread is inside a logged call (FAKE_CUDA_LOG set).
+bool log_active();
 // Appends " <formatted>" to the calling thread's line of the call being made (no-op
-// when the log is off or no call is being logged).
+// when no call is being logged). Use FAKE_LOG: it evaluates nothing when the log is off.
 void log_detail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+#define FAKE_LOG(...) do { if (::fakecuda::log_active()) ::fakecuda::log_detail(__VA_ARGS__); } while (0)
 const char* stream_text(CUstream s);  // e.g. "0x0"; valid until the next call on this thread
 
 // One logged entry-point call: the line is started on construction (pid, tid, the

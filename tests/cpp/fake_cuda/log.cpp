@@ -33,6 +33,7 @@ thread_local bool t_logging = false;
 }  // namespace
 
 bool log_enabled() { return log_fd() >= 0; }
+bool log_active() { return t_logging; }
 
 void log_detail(const char* fmt, ...) {
   if (!t_logging) return;

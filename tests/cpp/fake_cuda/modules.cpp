@@ -147,26 +147,26 @@ CUresult fake_cuModuleLoadData(CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const char* text = static_cast<const char*>(image);
   if (!is_fake_module(text)) {
-    log_detail("image=not-fake");
+    FAKE_LOG("image=not-fake");
     return CUDA_ERROR_NOT_SUPPORTED;  // real cubins/PTX: this fake runs no GPU code
   }
   auto m = std::make_unique<Module>();
   if (!parse(text, *m)) {
     free_globals(*m);
-    log_detail("image=malformed");
+    FAKE_LOG("image=malformed");
     return CUDA_ERROR_INVALID_IMAGE;
   }
   std::lock_guard<std::mutex> lock(g_modules_mutex);
   for (auto& kv : m->kernels) g_kernels.insert(kv.second.get());
   *module = reinterpret_cast<CUmodule>(m.get());
-  log_detail("module=%p globals=%zu kernels=%zu", static_cast<void*>(m.get()), m->globals.size(), m->kernels.size());
+  FAKE_LOG("module=%p globals=%zu kernels=%zu", static_cast<void*>(m.get()), m->globals.size(), m->kernels.size());
   g_modules.insert(m.release());
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuModuleUnload(CUmodule module) {
   CUresult r = need_context();
-  log_detail("module=%p", static_cast<void*>(module));
+  FAKE_LOG("module=%p", static_cast<void*>(module));
   if (r != CUDA_SUCCESS) return r;
   Module* m = reinterpret_cast<Module*>(module);
   {
@@ -182,7 +182,7 @@ CUresult fake_cuModuleUnload(CUmodule module) {
 
 CUresult fake_cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
   CUresult r = need_context();
-  log_detail("name=%s", name ? name : "(null)");
+  FAKE_LOG("name=%s", name ? name : "(null)");
   if (r != CUDA_SUCCESS) return r;
   if (fn == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> lock(g_modules_mutex);
@@ -196,7 +196,7 @@ CUresult fake_cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* n
 
 CUresult fake_cuModuleGetGlobal(CUdeviceptr* ptr, size_t* bytes, CUmodule module, const char* name) {
   CUresult r = need_context();
-  log_detail("name=%s", name ? name : "(null)");
+  FAKE_LOG("name=%s", name ? name : "(null)");
   if (r != CUDA_SUCCESS) return r;
   if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> lock(g_modules_mutex);
@@ -206,7 +206,7 @@ CUresult fake_cuModuleGetGlobal(CUdeviceptr* ptr, size_t* bytes, CUmodule module
   if (it == m->globals.end()) return CUDA_ERROR_NOT_FOUND;
   if (ptr != nullptr) *ptr = dptr(it->second.ptr);
   if (bytes != nullptr) *bytes = it->second.size;
-  log_detail("ptr=%p bytes=%zu", it->second.ptr, it->second.size);
+  FAKE_LOG("ptr=%p bytes=%zu", it->second.ptr, it->second.size);
   return CUDA_SUCCESS;
 }
 
@@ -224,7 +224,7 @@ CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, uns
     std::lock_guard<std::mutex> lock(g_modules_mutex);
     if (!g_kernels.count(k)) return CUDA_ERROR_INVALID_HANDLE;
   }
-  log_detail("function=%s kind=%s stream=%s grid=%u,%u,%u block=%u,%u,%u shmem=%u", k->name.c_str(), k->kind->name,
+  FAKE_LOG("function=%s kind=%s stream=%s grid=%u,%u,%u block=%u,%u,%u shmem=%u", k->name.c_str(), k->kind->name,
              stream_text(stream), gx, gy, gz, bx, by, bz, shared_bytes);
   if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0) return CUDA_ERROR_INVALID_VALUE;
   if (extra != nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // only kernelParams

@@ -237,13 +237,13 @@ CUresult fake_cuStreamCreate(CUstream* stream, unsigned int flags) {
   s->blocking = (flags & CU_STREAM_NON_BLOCKING) == 0;
   e.created[s->handle] = s;
   *stream = reinterpret_cast<CUstream>(s->handle);
-  log_detail("flags=0x%x stream=%s", flags, stream_text(*stream));
+  FAKE_LOG("flags=0x%x stream=%s", flags, stream_text(*stream));
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuStreamDestroy(CUstream stream) {
   CUresult r = need_context();
-  log_detail("stream=%s", stream_text(stream));
+  FAKE_LOG("stream=%s", stream_text(stream));
   if (r != CUDA_SUCCESS) return r;
   Engine& e = engine();
   std::unique_lock<std::mutex> lock(e.mu);
@@ -259,7 +259,7 @@ CUresult fake_cuStreamDestroy(CUstream stream) {
 
 CUresult fake_cuStreamSynchronize(CUstream stream) {
   CUresult r = need_context();
-  log_detail("stream=%s", stream_text(stream));
+  FAKE_LOG("stream=%s", stream_text(stream));
   if (r != CUDA_SUCCESS && r != sticky_error(current_device())) return r;
   Engine& e = engine();
   std::unique_lock<std::mutex> lock(e.mu);
@@ -271,7 +271,7 @@ CUresult fake_cuStreamSynchronize(CUstream stream) {
 
 CUresult fake_cuStreamQuery(CUstream stream) {
   CUresult r = need_context();
-  log_detail("stream=%s", stream_text(stream));
+  FAKE_LOG("stream=%s", stream_text(stream));
   if (r != CUDA_SUCCESS) return r;
   Engine& e = engine();
   std::lock_guard<std::mutex> lock(e.mu);
@@ -325,7 +325,7 @@ CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream, bool 
     wait = !async_api;
   }
   if (engine().sync) wait = true;
-  log_detail("stream=%s kind=%s bytes=%zu dst=0x%llx src=0x%llx wait=%d", stream_text(stream), kind, n,
+  FAKE_LOG("stream=%s kind=%s bytes=%zu dst=0x%llx src=0x%llx wait=%d", stream_text(stream), kind, n,
              static_cast<unsigned long long>(dst), static_cast<unsigned long long>(src),
              std::strcmp(kind, "HtoH") == 0 ? 1 : wait);
   if (!stream_known(stream)) return CUDA_ERROR_INVALID_HANDLE;
@@ -355,7 +355,7 @@ CUresult memset_d8(CUdeviceptr dst, unsigned char value, size_t n, CUstream stre
   if (r != CUDA_SUCCESS) return r;
   const Where to = classify(dst, n);
   const bool wait = engine().sync || (!async_api && to != Where::kDevice);
-  log_detail("stream=%s kind=%s bytes=%zu dst=0x%llx value=0x%02x wait=%d", stream_text(stream), where_text(to), n,
+  FAKE_LOG("stream=%s kind=%s bytes=%zu dst=0x%llx value=0x%02x wait=%d", stream_text(stream), where_text(to), n,
              static_cast<unsigned long long>(dst), value, wait);
   if (!stream_known(stream)) return CUDA_ERROR_INVALID_HANDLE;
   if (n == 0) return CUDA_SUCCESS;
