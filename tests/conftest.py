@@ -80,8 +80,10 @@ def cpu_kernel_toolchain_missing():
 
 @pytest.fixture(scope="session")
 def fake_driver(tmp_path_factory):
-    """Path of a fake CUDA driver built from tests/cpp/fake_cuda_driver.cpp ("device
-    memory" is memfd-backed host memory; no kernels), for the cuda backend's host side."""
+    """Path of a fake CUDA driver built from tests/cpp/fake_cuda_driver.cpp and
+    tests/cpp/fake_cuda/*.cpp ("device memory" is memfd-backed host memory; copies,
+    memsets and launches run asynchronously on per-stream worker threads, with CUDA's
+    ordering rules; fake modules only), for the cuda backend's host side."""
     import shutil
     import subprocess
 
@@ -91,8 +93,9 @@ def fake_driver(tmp_path_factory):
     if cxx is None or include is None:
         pytest.skip("needs a C++ compiler and cuda.h (the CUDA toolkit headers)")
     out = tmp_path_factory.mktemp("fakecuda") / "libfakecuda.so"
-    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-I", include,
-                    str(REPO / "tests" / "cpp" / "fake_cuda_driver.cpp"), "-o", str(out)], check=True, timeout=300)
+    sources = [REPO / "tests" / "cpp" / "fake_cuda_driver.cpp", *sorted((REPO / "tests" / "cpp" / "fake_cuda").glob("*.cpp"))]
+    subprocess.run([cxx, "-std=c++17", "-O1", "-pthread", "-shared", "-fPIC", "-I", include,
+                    *map(str, sources), "-o", str(out)], check=True, timeout=300)
     return str(out)
 
 
