@@ -538,16 +538,63 @@ def library(arch="sm_90"):
     return _shims.library(arch)
 
 
-def _setup_module(object_code):
-    """numba-cuda calls this once per loaded module before the first launch: copy this
-    PE's device state into the module's pyshmem_d_state."""
+_SETUP_CALL = "pyshmem.device (Numba module setup)"
+
+
+def _describe(obj):
+    text = repr(obj)
+    return f"{type(obj).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _loaded_handle(obj, outer=None):
+    """(handle as int, is_library) of what numba-cuda handed the setup callback.
+
+    The forms numba-cuda versions pass: a ``cuda.core`` ObjectCode (its ``handle`` a
+    ``CUlibrary``, or a ``CUmodule`` in cuda.core before libraries; ``get_module()`` a
+    ``CUmodule``), a numba module object with ``handle``, or the raw handle as a
+    ``cuda.bindings`` ``CUmodule`` / ``CUlibrary`` (older numba-cuda) or a ctypes
+    ``c_void_p`` CUmodule (its ctypes binding). Handles are told apart by their type,
+    never guessed: a bare integer could be either, and reading a library as a module
+    (or the reverse) would upload to a wrong address, so it is refused.
+    """
+    import ctypes
+
+    kind = type(obj).__name__
+    if kind in ("CUlibrary", "CUmodule"):  # cuda.bindings.driver (or cuda.cuda) handle objects
+        return int(obj), kind == "CUlibrary"
+    if isinstance(obj, ctypes.c_void_p):  # numba's ctypes binding loads with cuModuleLoadDataEx
+        if obj.value:
+            return int(obj.value), False
+    elif outer is None and not isinstance(obj, (int, str, bytes)):
+        handle = getattr(obj, "handle", None)
+        get_module = getattr(obj, "get_module", None)
+        if handle is not None and (type(handle).__name__ in ("CUlibrary", "CUmodule") or not callable(get_module)):
+            return _loaded_handle(handle, obj)
+        if callable(get_module):  # a CUmodule for the current context
+            return _loaded_handle(get_module(), obj)
+    got = _describe(obj) if outer is None else f"{_describe(outer)} whose handle is {_describe(obj)}"
+    raise ShmemTypeError(
+        f"{_SETUP_CALL}: numba-cuda passed the module setup callback {got}, which is not a loaded "
+        "module pyshmem can use (expected a cuda.core ObjectCode, or a CUmodule or CUlibrary handle "
+        "object); the kernel's pyshmem device state was not uploaded. Use a numba-cuda version "
+        "pyshmem supports (pip install 'pyshmem[numba]')")
+
+
+def _setup_module(obj, *rest):
+    """numba-cuda calls this once per loaded module, before the module's first launch:
+    copy this PE's device state into the module's ``pyshmem_d_state``.
+
+    ``obj`` is what this numba-cuda version passes for the loaded module (see
+    ``_loaded_handle``; any further arguments are ignored). The upload goes to the
+    module as loaded in the CUDA context that is current during the callback, which is
+    the context numba-cuda loaded the module in (not necessarily the one pyshmem made
+    its heap in): a CUlibrary's global is looked up for the current context, and a
+    CUmodule from ``get_module()`` already belongs to it.
+    """
     from pyshmem._lib import lib
 
-    get_module = getattr(object_code, "get_module", None)
-    if get_module is not None:  # cuda.core >= 0.3: the CUmodule view of the library
-        lib.gpu_state_upload(int(get_module()), False, "pyshmem.device (Numba module setup)")
-    else:
-        lib.gpu_state_upload(int(object_code.handle), True, "pyshmem.device (Numba module setup)")
+    handle, is_library = _loaded_handle(obj)
+    lib.gpu_state_upload(handle, is_library, _SETUP_CALL)
 
 
 def linkable(arch=None):
