@@ -28,6 +28,10 @@ _VOID = ir.VoidType()
 
 _TAG_OF = {types.int32: "i32", types.int64: "i64", types.uint32: "u32", types.uint64: "u64",
            types.float32: "f32", types.float64: "f64"}
+# p/g have a shim for every element type (_shims.VALUE_TYPES): the value is passed, not
+# a pointer to a copy of it.
+_VALUE_TAG_OF = {**_TAG_OF, types.int8: "i8", types.uint8: "u8", types.int16: "i16", types.uint16: "u16",
+                 types.float16: "f16", types.boolean: "b8", types.complex64: "c64", types.complex128: "c128"}
 
 
 def _fn(builder, name, ret, params):
@@ -118,28 +122,73 @@ def _make_rma(name, sym):
     return intrinsic(typer)
 
 
+def _value_tag(call, dtype):
+    tag = _VALUE_TAG_OF.get(dtype)
+    if tag is None:
+        names = ", ".join(str(t) for t in _VALUE_TAG_OF)
+        raise ShmemTypeError(f"{where('device.' + call)}: element type {dtype} is not supported; use {names}")
+    return tag
+
+
+_I16 = ir.IntType(16)
+_F32 = ir.FloatType()
+
+
+def _to_wire(builder, tag, v):
+    """The value arguments of a p shim for the Numba value `v` of an element of type tag."""
+    if tag == "f16":
+        return [builder.bitcast(v, _I16)]
+    if tag == "b8":
+        return [builder.zext(v, ir.IntType(8))]
+    if tag == "c64":  # real part in the low word: the element's first 4 bytes (little endian)
+        re, im = (builder.zext(builder.bitcast(builder.extract_value(v, k), _I32), _I64) for k in (0, 1))
+        return [builder.or_(re, builder.shl(im, ir.Constant(_I64, 32)))]
+    if tag == "c128":
+        return [builder.extract_value(v, 0), builder.extract_value(v, 1)]
+    return [v]
+
+
+def _from_wire(context, builder, tag, dt, r):
+    """The Numba value of the element a g shim returned as `r`."""
+    if tag == "f16":
+        return builder.bitcast(r, context.get_value_type(dt))
+    if tag == "b8":
+        return builder.icmp_unsigned("!=", r, ir.Constant(r.type, 0))
+    if tag == "c64":
+        parts = [builder.bitcast(builder.trunc(w, _I32), _F32) for w in (r, builder.lshr(r, ir.Constant(_I64, 32)))]
+        return _complex(context, builder, dt, parts)
+    return r
+
+
+def _complex(context, builder, dt, parts):
+    z = context.make_complex(builder, dt)
+    z.real, z.imag = parts
+    return z._getvalue()
+
+
+def _wire_type(context, tag, dt):
+    """The IR type an element of type tag travels as (its storage type for pointers)."""
+    return {"f16": _I16, "b8": ir.IntType(8), "c64": _I64}.get(tag) or context.get_value_type(dt)
+
+
 def _make_p():
     def p(typingctx, dest, value, pe):
-        if not (_is_array(dest) and isinstance(value, (types.Number, types.Boolean)) and _is_int(pe)):
+        if not (_is_array(dest) and _is_int(pe)):
             return None
-        tag = _TAG_OF.get(dest.dtype)
+        tag = _value_tag("p", dest.dtype)
+        if not isinstance(value, (types.Number, types.Boolean)):
+            return None
         sig = types.void(dest, value, pe)
 
         def codegen(context, builder, sig, args):
             dt = sig.args[0].dtype
             v = context.cast(builder, args[1], sig.args[1], dt)
             pe32 = _i32(context, builder, sig.args[2], args[2])
-            a = context.make_array(sig.args[0])(context, builder, args[0])
-            if tag:  # one relaxed system-scope store of the element
-                elem = context.get_value_type(dt)
-                builder.call(_fn(builder, _shims.symbol("p", tag), _VOID, [elem.as_pointer(), elem, _I32]),
-                             [builder.bitcast(a.data, elem.as_pointer()), v, pe32])
-            else:  # other element types: a byte copy of one element
-                slot = cgutils.alloca_once(builder, context.get_value_type(dt))
-                builder.store(v, slot)
-                item = context.get_abi_sizeof(context.get_data_type(dt))
-                builder.call(_fn(builder, _shims.symbol("put"), _VOID, [_I8P, _I8P, _I64, _I32]),
-                             [builder.bitcast(a.data, _I8P), builder.bitcast(slot, _I8P), ir.Constant(_I64, item), pe32])
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            vals = _to_wire(builder, tag, v)
+            ptr = _I8P if tag == "c128" else _wire_type(context, tag, dt).as_pointer()
+            builder.call(_fn(builder, _shims.symbol("p", tag), _VOID, [ptr] + [x.type for x in vals] + [_I32]),
+                         [builder.bitcast(data, ptr), *vals, pe32])
             return context.get_dummy_value()
 
         return sig, codegen
@@ -151,22 +200,24 @@ def _make_g():
     def g(typingctx, src, pe):
         if not (_is_array(src) and _is_int(pe)):
             return None
-        tag = _TAG_OF.get(src.dtype)
+        tag = _value_tag("g", src.dtype)
         sig = src.dtype(src, pe)
 
         def codegen(context, builder, sig, args):
             dt = sig.args[0].dtype
             pe32 = _i32(context, builder, sig.args[1], args[1])
-            a = context.make_array(sig.args[0])(context, builder, args[0])
-            elem = context.get_value_type(dt)
-            if tag:
-                return builder.call(_fn(builder, _shims.symbol("g", tag), elem, [elem.as_pointer(), _I32]),
-                                    [builder.bitcast(a.data, elem.as_pointer()), pe32])
-            slot = cgutils.alloca_once(builder, elem)
-            item = context.get_abi_sizeof(context.get_data_type(dt))
-            builder.call(_fn(builder, _shims.symbol("get"), _VOID, [_I8P, _I8P, _I64, _I32]),
-                         [builder.bitcast(slot, _I8P), builder.bitcast(a.data, _I8P), ir.Constant(_I64, item), pe32])
-            return builder.load(slot)
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            sym = _shims.symbol("g", tag)
+            if tag == "c128":  # the shim writes the two parts to `out`; no remote op reads it
+                f64 = ir.DoubleType()
+                out = cgutils.alloca_once(builder, f64, size=2)
+                builder.call(_fn(builder, sym, _VOID, [_I8P, _I32, f64.as_pointer()]),
+                             [builder.bitcast(data, _I8P), pe32, out])
+                parts = [builder.load(builder.gep(out, [ir.Constant(_I32, k)])) for k in (0, 1)]
+                return _complex(context, builder, dt, parts)
+            wire = _wire_type(context, tag, dt)
+            r = builder.call(_fn(builder, sym, wire, [wire.as_pointer(), _I32]), [builder.bitcast(data, wire.as_pointer()), pe32])
+            return _from_wire(context, builder, tag, dt, r)
 
         return sig, codegen
 
@@ -487,16 +538,63 @@ def library(arch="sm_90"):
     return _shims.library(arch)
 
 
-def _setup_module(object_code):
-    """numba-cuda calls this once per loaded module before the first launch: copy this
-    PE's device state into the module's pyshmem_d_state."""
+_SETUP_CALL = "pyshmem.device (Numba module setup)"
+
+
+def _describe(obj):
+    text = repr(obj)
+    return f"{type(obj).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _loaded_handle(obj, outer=None):
+    """(handle as int, is_library) of what numba-cuda handed the setup callback.
+
+    The forms numba-cuda versions pass: a ``cuda.core`` ObjectCode (its ``handle`` a
+    ``CUlibrary``, or a ``CUmodule`` in cuda.core before libraries; ``get_module()`` a
+    ``CUmodule``), a numba module object with ``handle``, or the raw handle as a
+    ``cuda.bindings`` ``CUmodule`` / ``CUlibrary`` (older numba-cuda) or a ctypes
+    ``c_void_p`` CUmodule (its ctypes binding). Handles are told apart by their type,
+    never guessed: a bare integer could be either, and reading a library as a module
+    (or the reverse) would upload to a wrong address, so it is refused.
+    """
+    import ctypes
+
+    kind = type(obj).__name__
+    if kind in ("CUlibrary", "CUmodule"):  # cuda.bindings.driver (or cuda.cuda) handle objects
+        return int(obj), kind == "CUlibrary"
+    if isinstance(obj, ctypes.c_void_p):  # numba's ctypes binding loads with cuModuleLoadDataEx
+        if obj.value:
+            return int(obj.value), False
+    elif outer is None and not isinstance(obj, (int, str, bytes)):
+        handle = getattr(obj, "handle", None)
+        get_module = getattr(obj, "get_module", None)
+        if handle is not None and (type(handle).__name__ in ("CUlibrary", "CUmodule") or not callable(get_module)):
+            return _loaded_handle(handle, obj)
+        if callable(get_module):  # a CUmodule for the current context
+            return _loaded_handle(get_module(), obj)
+    got = _describe(obj) if outer is None else f"{_describe(outer)} whose handle is {_describe(obj)}"
+    raise ShmemTypeError(
+        f"{_SETUP_CALL}: numba-cuda passed the module setup callback {got}, which is not a loaded "
+        "module pyshmem can use (expected a cuda.core ObjectCode, or a CUmodule or CUlibrary handle "
+        "object); the kernel's pyshmem device state was not uploaded. Use a numba-cuda version "
+        "pyshmem supports (pip install 'pyshmem[numba]')")
+
+
+def _setup_module(obj, *rest):
+    """numba-cuda calls this once per loaded module, before the module's first launch:
+    copy this PE's device state into the module's ``pyshmem_d_state``.
+
+    ``obj`` is what this numba-cuda version passes for the loaded module (see
+    ``_loaded_handle``; any further arguments are ignored). The upload goes to the
+    module as loaded in the CUDA context that is current during the callback, which is
+    the context numba-cuda loaded the module in (not necessarily the one pyshmem made
+    its heap in): a CUlibrary's global is looked up for the current context, and a
+    CUmodule from ``get_module()`` already belongs to it.
+    """
     from pyshmem._lib import lib
 
-    get_module = getattr(object_code, "get_module", None)
-    if get_module is not None:  # cuda.core >= 0.3: the CUmodule view of the library
-        lib.gpu_state_upload(int(get_module()), False, "pyshmem.device (Numba module setup)")
-    else:
-        lib.gpu_state_upload(int(object_code.handle), True, "pyshmem.device (Numba module setup)")
+    handle, is_library = _loaded_handle(obj)
+    lib.gpu_state_upload(handle, is_library, _SETUP_CALL)
 
 
 def linkable(arch=None):

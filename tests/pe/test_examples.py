@@ -63,10 +63,12 @@ CASES = {
         npes=(1, 2, 3, 4),
         expect=lambda n: [rf"{n} x 20000 samples, 11 bins over {n} PE\(s\) .* matches numpy.histogram"],
     )],
-    "numba_ring.py": [Case(
-        npes=(1, 2, 3),
-        expect=lambda n: [rf"3 laps of 32-element blocks around {n} PEs from Numba kernels \(simulator\): OK"],
-    )],
+    "numba_ring.py": [
+        Case(npes=(1, 2, 3),
+             expect=lambda n: [rf"3 laps of 32-element blocks around {n} PEs from Numba kernels \(simulator, host barrier\): OK"]),
+        Case(args=("--sync", "device"), npes=(1, 3), label="device-barrier",
+             expect=lambda n: [rf"3 laps .* around {n} PEs .*\(simulator, device barrier\): OK"]),
+    ],
     "moe_alltoall.py": [
         Case(args=("--tokens", "6", "--hidden", "16", "--rounds", "3"), npes=(1, 2, 3, 4),
              skip_unless=cpu_kernel_toolchain_missing,
