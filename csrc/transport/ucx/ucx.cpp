@@ -35,6 +35,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "transport/transport.h"
+#include "transport/ucx/gpu_atomics.h"
 #include "transport/ucx/ucp_lib.h"
 
 namespace pyshmem {
@@ -53,6 +54,11 @@ struct Ucx {
     std::vector<uint64_t> base;    // per PE: its segment's address in its own process
   };
   std::vector<Segment> seg;
+  // The GPU heap is CUDA memory to UCX (not host memory, as with the test driver): the
+  // target's CPU cannot do atomics there, only a NIC can (see gpu_amo_check).
+  bool gpu_seg_is_cuda = false;
+  std::mutex amo_mu;
+  std::vector<std::string> gpu_amo_problem;  // per PE; "?" until the endpoint was queried
   // Set by operations that may still be in flight to their target after their request
   // completed (puts, non-fetching atomics); quiet flushes only then, and only the
   // endpoints marked in dirty_pe (so a flush that cannot finish names its PE).
@@ -215,6 +221,11 @@ void ucx_setup(State& s) {
     check(&sg == &g.seg[0] ? "ucp_mem_map (registering the symmetric heap)"
                            : "ucp_mem_map (registering the GPU symmetric heap; this UCX may lack CUDA support)",
           lib().ucp_mem_map(g.ctx, &mp, &sg.memh));
+    if (&sg != &g.seg[0]) {
+      ucp_mem_attr_t ma{};
+      ma.field_mask = UCP_MEM_ATTR_FIELD_MEM_TYPE;
+      g.gpu_seg_is_cuda = lib().ucp_mem_query(sg.memh, &ma) == UCS_OK && ma.mem_type == UCS_MEMORY_TYPE_CUDA;
+    }
     void* rkey_buf = nullptr;
     size_t rkey_len = 0;
     check("ucp_rkey_pack", lib().ucp_rkey_pack(g.ctx, sg.memh, &rkey_buf, &rkey_len));
@@ -252,6 +263,7 @@ void ucx_setup(State& s) {
     }
   }
   g.dirty_pe.reset(new std::atomic<uint8_t>[static_cast<size_t>(std::max(s.npes, 1))]());
+  g.gpu_amo_problem.assign(s.npes, "?");
   g.timeout_s = s.config.TRANSPORT_TIMEOUT;
   if (!(g.timeout_s > 0))
     fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
@@ -325,6 +337,31 @@ void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
   wait("get", lib().ucp_get_nbx(g.ep[pe], dest, n, r.addr, r.rkey, &prm), pe);
 }
 
+// An atomic on a peer's GPU memory needs a transport whose NIC performs it (InfiniBand
+// or RoCE verbs: rc_verbs, rc_mlx5, dc_mlx5, with GPUDirect RDMA); transports that run
+// atomics in software on the target's CPU (tcp, the shared-memory ones) would have that
+// CPU touch GPU memory, which it cannot. Fails naming the endpoint's transports.
+void gpu_amo_check(int pe) {
+  std::lock_guard<std::mutex> lock(g.amo_mu);
+  std::string& problem = g.gpu_amo_problem[pe];
+  if (problem == "?") {
+    ucp_transport_entry_t entries[16];
+    ucp_ep_attr_t attr{};
+    attr.field_mask = UCP_EP_ATTR_FIELD_TRANSPORTS;
+    attr.transports.entries = entries;
+    attr.transports.num_entries = 16;
+    attr.transports.entry_size = sizeof(ucp_transport_entry_t);
+    std::vector<std::string> names;
+    if (lib().ucp_ep_query(g.ep[pe], &attr) == UCS_OK)
+      for (unsigned i = 0; i < attr.transports.num_entries; ++i)
+        if (entries[i].transport_name) names.emplace_back(entries[i].transport_name);
+    problem = ucx_gpu_atomics_problem(names);
+  }
+  if (!problem.empty())
+    fail_inner(PYSHMEM_ERR_NOT_IMPLEMENTED, "UCX",
+               "an atomic on PE " + std::to_string(pe) + "'s GPU memory: " + problem);
+}
+
 void ucx_amo(State& s, const AmoArgs& a) {
   const size_t size = PYSHMEM_DTYPE_SIZE(a.dtype);
   if (size != 4 && size != 8)
@@ -369,6 +406,7 @@ void ucx_amo(State& s, const AmoArgs& a) {
     prm.reply_buffer = &reply;
   }
   const Remote r = remote(a.dest, a.pe);
+  if (g.gpu_seg_is_cuda && r.rkey == g.seg.back().rkey[a.pe] && g.seg.size() > 1) gpu_amo_check(a.pe);
   wait("atomic", lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, r.addr, r.rkey, &prm), a.pe);
   if (a.fetch) std::memcpy(a.fetch, &reply, size);
 }
