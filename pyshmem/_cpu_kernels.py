@@ -34,9 +34,10 @@ def _compiler():
     return cxx
 
 
-def _cache_dir():
-    """A directory only this user can write (a library from it is loaded and run)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pyshmem" / "cpu_kernels"
+def cache_dir(kind="cpu_kernels"):
+    """A directory only this user can write (code from it is loaded and run):
+    ``$XDG_CACHE_HOME/pyshmem/<kind>`` (default ``~/.cache``), else a private temporary one."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pyshmem" / kind
     try:
         base.mkdir(parents=True, exist_ok=True, mode=0o700)
         st = base.stat()
@@ -70,7 +71,7 @@ def build(source, name, include_dirs, options):
     flags = ["-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-x", "c++",
              "-include", "pyshmem/cpu_kernel.h"]
     flags += [f"-I{d}" for d in include_dirs] + [str(o) for o in options]
-    out = _cache_dir() / f"{name}-{_fingerprint(cxx, flags, source, include_dirs)}.so"
+    out = cache_dir() / f"{name}-{_fingerprint(cxx, flags, source, include_dirs)}.so"
     _remove_orphans(out.parent)
     if out.exists():
         return out

@@ -2,24 +2,24 @@
 
 - ``Module(source)`` builds the source for where this PE's symmetric heap lives and
   ``launch(module.get_kernel(name), grid, block, *args)`` runs a kernel. With the
-  ``cpu`` backend (the only one built so far) the source is compiled with the host C++
-  compiler against the CPU build of the device API, and each block of the grid runs as
-  one host thread (one thread per block): communication kernels can be developed and
-  tested without a GPU. GPU launches need the CUDA backend (not built yet).
+  ``cuda`` backend the source is compiled with NVRTC and launched on the GPU; with the
+  ``cpu`` backend it is compiled with the host C++ compiler against the CPU build of the
+  device API, and each block of the grid runs as one host thread (one thread per
+  block): communication kernels can be developed and tested without a GPU.
 - ``compile(source)`` runs NVRTC through ``cuda.core`` with pyshmem's and libcu++'s
   include directories set and returns GPU code (cubin, PTX or LTO-IR); it needs no GPU.
 - ``include_paths()`` (or ``python -m pyshmem info --includes``) gives the flags for your
   own nvcc/CMake build.
 - ``empty``/``zeros`` make symmetric arrays in GPU memory (``PYSHMEM_BACKEND=cuda``, the
   default when every PE has a GPU) and ``put``/``get`` copy to and from other PEs' copies,
-  optionally on a CUDA stream (``stream=``).
+  optionally on a CUDA stream (``stream=``); ``synchronize(stream)`` waits for a stream.
 """
 
 import os
 from pathlib import Path
 
 from pyshmem import _kernel_args
-from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, zeros
+from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, synchronize, zeros
 from pyshmem.errors import InvalidArgumentError, ShmemOSError, ShmemTypeError
 from pyshmem.runtime import where
 
@@ -79,6 +79,11 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
     GPU or its driver; *loading* the result does (a PTX image needs a driver at least
     as new as NVRTC).
 
+    Results are cached per user (``$XDG_CACHE_HOME/pyshmem/nvrtc``, mode 0700), keyed by
+    the source, arch, output, NVRTC's version and flags, and the contents of pyshmem's
+    headers and of the files under `options`' directories: the PEs of a job, and later
+    jobs, compile a module once (NVRTC takes seconds per module).
+
     Args:
         source: CUDA C++ source text.
         arch: target architecture, e.g. ``"sm_80"``, ``"sm_90"``.
@@ -120,9 +125,17 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
                           link_time_optimization=(output == "ltoir"))
     try:
         _check_arch(call, arch)
-        if output == "ptx":
-            return _nvrtc_ptx(call, source, name, arch, opts.as_bytes("nvrtc"))
-        return Program(source, code_type="c++", options=opts).compile(output)
+        flags = opts.as_bytes("nvrtc")
+        cached = _nvrtc_cache_path(source, output, flags, extra)
+        with _cache_lock(cached):  # the PEs of a node wait for the one that compiles
+            if cached.exists():
+                return _OBJECT_FROM[output](cached.read_bytes(), name=name)
+            if output == "ptx":
+                code = _nvrtc_ptx(call, source, name, arch, flags)
+            else:
+                code = Program(source, code_type="c++", options=opts).compile(output)
+            _nvrtc_cache_store(cached, bytes(code.code))
+        return code
     except Exception as exc:
         if type(exc).__name__ == "DynamicLibNotFoundError":
             raise ShmemOSError(f"{call}: cannot load a CUDA library ({exc}); NVRTC comes with the CUDA toolkit or "
@@ -131,6 +144,77 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
         if type(exc).__name__ != "NVRTCError":
             raise
         raise InvalidArgumentError(f"{call}: {name} does not compile for {arch}:\n{exc}") from None
+
+
+def _object_from(kind):
+    def make(data, name):
+        from cuda.core import ObjectCode
+
+        return getattr(ObjectCode, f"from_{kind}")(data, name=name)
+
+    return make
+
+
+_OBJECT_FROM = {"cubin": _object_from("cubin"), "ptx": _object_from("ptx"), "ltoir": _object_from("ltoir")}
+
+
+def _nvrtc_cache_path(source, output, flags, user_dirs):
+    """Where compile()'s result for these inputs is cached (see compile)."""
+    import hashlib
+
+    from cuda.bindings import nvrtc
+
+    from pyshmem._cpu_kernels import cache_dir
+
+    h = hashlib.sha256()
+    for part in (source.encode(), output.encode(), repr(nvrtc.nvrtcVersion()).encode(), *flags):
+        h.update(part)
+        h.update(b"\0")
+    # pyshmem's headers and the user's include directories by content; the CUDA
+    # toolkit's headers (CCCL) go with NVRTC's version and their path, in the flags.
+    for d in [_pyshmem_include(), *user_dirs]:
+        root = Path(d)
+        if not root.is_dir():
+            continue
+        for f in sorted(root.rglob("*")):
+            if f.is_file():
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+    return cache_dir("nvrtc") / f"{h.hexdigest()[:40]}.{output}"
+
+
+class _cache_lock:
+    """An exclusive lock on `path`'s entry (flock on a .lock file; none if it cannot be made)."""
+
+    def __init__(self, path):
+        self._path = path.with_name(path.name + ".lock")
+        self._fd = None
+
+    def __enter__(self):
+        import fcntl
+
+        try:
+            self._fd = os.open(self._path, os.O_CREAT | os.O_RDWR, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock
+
+
+def _nvrtc_cache_store(path, data):
+    """Writes `data` at `path` atomically (PEs compiling the same module at once)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _include_dirs(call, options):
@@ -331,8 +415,11 @@ def launch(kernel, grid, block, *args, stream=None):
 
     GPU modules: arguments are GPU arrays (``GpuArray`` from empty/zeros, or any
     ``__cuda_array_interface__`` object: passed as device pointers) and scalars; with
-    ``stream=None`` the call waits for the kernel and reports its errors (a device-side
-    trap included), with a stream it is enqueued there.
+    ``stream=None`` the kernel runs on the legacy default stream (after your earlier work
+    there) and the call waits for that stream and reports the kernel's errors (a
+    device-side trap included), while kernels on other streams keep running; with a
+    stream (0: the legacy default stream) it is enqueued there and the call returns
+    (:func:`synchronize` waits for it).
 
     CPU modules: every block runs as one host thread, all blocks at once (so blocks may
     wait for each other's signals), and a block has one thread: ``blockDim`` is 1 and
@@ -387,4 +474,5 @@ def launch(kernel, grid, block, *args, stream=None):
     _cpu_kernels.run_grid(kernel.module._lib, kernel._func, grid3, args)
 
 
-__all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch", "put", "zeros"]
+__all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch", "put",
+           "synchronize", "zeros"]

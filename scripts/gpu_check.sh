@@ -41,11 +41,9 @@
 #   One shared cache directory, $GPU_CHECK_CACHE (default ${TMPDIR:-/tmp}/pyshmem-gpu-check-cache;
 #     not under $OUT, which is copied back): CUDA_CACHE_PATH (the driver's PTX->SASS JIT
 #     cache), NUMBA_CACHE_DIR (kernels jitted with cache=True), CUPY_CACHE_DIR, and
-#     $CACHE/nvrtc for pyshmem's NVRTC builds. pyshmem itself caches those per process
-#     only (cuda.Module, device/_shims.library, _gpu_coll's one module per reduction), so
-#     every PE of every job would compile them again; see the sitecustomize below.
-#     pyshmem's CPU-kernel cache ($XDG_CACHE_HOME/pyshmem/cpu_kernels) is per user, already
-#     shared by the PEs, and unused with the cuda backend.
+#     XDG_CACHE_HOME, where pyshmem caches its NVRTC builds (pyshmem/nvrtc: cuda.Module,
+#     device/_shims.library, _gpu_coll's one module per reduction) and CPU kernels; the
+#     PEs of a job share it, so each module is compiled once.
 #   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) (setup.py's default too), PYSHMEM_BUILD_TYPE=Release
 #     (setup.py's default). No CMake option would make the build smaller: the C++ test
 #     programs are already off (PYSHMEM_BUILD_TESTS), nvcc is not used; setup.py uses
@@ -99,110 +97,11 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/
 export PYSHMEM_BUILD_TYPE="${PYSHMEM_BUILD_TYPE:-Release}"
 mkdir -p "$CUDA_CACHE_PATH" "$NUMBA_CACHE_DIR" "$CUPY_CACHE_DIR"
 
-# pyshmem caches its NVRTC builds per process only, so every PE of every job compiles the
-# same modules again (kernels/coll.cu once per reduction used, the test kernels, the device
-# shims): ~2-6 s each. For this check, a sitecustomize on PYTHONPATH wraps
-# pyshmem.cuda.compile (cubin and LTO-IR only) with a disk cache in $CACHE/nvrtc keyed by
-# the arguments, the NVRTC version and pyshmem's headers; a file lock per key makes the
-# PEs of a job compile each module once. A miss runs the real compile(); any problem in the
-# wrapper falls back to it. GPU_CHECK_NVRTC_CACHE=0 turns it off.
-if [ "${GPU_CHECK_NVRTC_CACHE:-1}" = 1 ]; then
-  mkdir -p "$CACHE/site" "$CACHE/nvrtc"
-  export GPU_CHECK_NVRTC_DIR="$CACHE/nvrtc"
-  rm -f "$CACHE/nvrtc/stats.log"  # this run's hits and misses (the entries stay for a rerun)
-  export PYTHONPATH="$CACHE/site:$PYTHONPATH"
-  cat >"$CACHE/site/sitecustomize.py" <<'EOF'
-"""Written by scripts/gpu_check.sh: a disk cache for pyshmem.cuda.compile shared by PEs."""
-import importlib.abc
-import importlib.util
-import os
-import sys
-
-_DIR = os.environ.get("GPU_CHECK_NVRTC_DIR")
-
-
-def _wrap(mod):
-    import fcntl
-    import functools
-    import hashlib
-    from pathlib import Path
-
-    orig = mod.compile
-    salt = []
-
-    def _salt():
-        if not salt:
-            from cuda.bindings import nvrtc
-            h = hashlib.sha256(repr(nvrtc.nvrtcVersion()[1:]).encode())
-            root = Path(mod.include_paths()[0])
-            for f in sorted(root.rglob("*")):
-                if f.is_file():
-                    h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
-            salt.append(h.hexdigest())
-        return salt[0]
-
-    @functools.wraps(orig)
-    def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", options=()):  # noqa: A001
-        call = functools.partial(orig, source, arch=arch, output=output, name=name, options=options)
-        try:
-            if output not in ("cubin", "ltoir") or not isinstance(source, str) or not isinstance(name, str):
-                return call()
-            from cuda.core import ObjectCode
-            key = hashlib.sha256("\0".join([_salt(), source, str(arch), output, name]
-                                           + [str(o) for o in options]).encode()).hexdigest()[:32]
-            path = Path(_DIR) / f"{key}.{output}"
-            load = ObjectCode.from_cubin if output == "cubin" else ObjectCode.from_ltoir
-        except Exception:
-            return call()
-        with open(path.with_suffix(".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # the other PEs wait for the one that compiles
-            if path.is_file():
-                data = path.read_bytes()
-                _note("hit", name)
-                return load(data, name=name)
-            obj = call()
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(bytes(obj.code))
-            os.replace(tmp, path)
-            _note("miss", name)
-            return obj
-
-    mod.compile = compile
-
-
-def _note(what, name):
-    try:
-        with open(os.path.join(_DIR, "stats.log"), "a") as f:
-            f.write(f"{what} {name}\n")
-    except OSError:
-        pass
-
-
-class _Hook(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "pyshmem.cuda":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            try:
-                _wrap(module)
-            except Exception:  # leave pyshmem.cuda as it is
-                pass
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-if _DIR and os.path.isdir(_DIR):
-    sys.meta_path.insert(0, _Hook())
-EOF
-fi
+# pyshmem caches its NVRTC builds per user ($XDG_CACHE_HOME/pyshmem/nvrtc, keyed by content,
+# a lock per entry so the PEs of a node compile each module once): pointing XDG_CACHE_HOME
+# into the shared cache directory keeps them for a rerun on the same machine.
+export XDG_CACHE_HOME="$CACHE/xdg"
+mkdir -p "$XDG_CACHE_HOME"
 
 fail() { echo "$*" >>"$REASON"; }
 
@@ -211,7 +110,7 @@ summary() {
   trap - EXIT INT TERM
   echo
   echo "=== summary ($((SECONDS - T0)) s) ==="
-  OUT="$OUT" RC="$rc" NVRTC_DIR="${GPU_CHECK_NVRTC_DIR:-}" timeout 20 "$PY" - <<'EOF' || { echo "| summary | python failed; see $OUT |"; cat "$OUT/steps.tsv"; }
+  OUT="$OUT" RC="$rc" NVRTC_DIR="$XDG_CACHE_HOME/pyshmem/nvrtc" timeout 20 "$PY" - <<'EOF' || { echo "| summary | python failed; see $OUT |"; cat "$OUT/steps.tsv"; }
 import json, os, re
 from pathlib import Path
 out = Path(os.environ["OUT"])
@@ -298,12 +197,10 @@ if isinstance(bench, dict) and bench.get("rows"):
 else:
     rows.append(("bench_device (1 PE)", "no figures"))
 
-stats = Path(os.environ.get("NVRTC_DIR") or "/nonexistent") / "stats.log"
-try:
-    notes = stats.read_text().split()[::2]
-    rows.append(("NVRTC cache (shared by the PEs)", f"{notes.count('miss')} compiled, {notes.count('hit')} reused"))
-except OSError:
-    pass
+nvrtc = Path(os.environ.get("NVRTC_DIR") or "/nonexistent")
+entries = [p for p in nvrtc.glob("*") if p.suffix in (".cubin", ".ltoir", ".ptx")] if nvrtc.is_dir() else []
+if entries:
+    rows.append(("NVRTC cache (shared by the PEs)", f"{len(entries)} modules"))
 
 reasons = [l for l in read("reason.txt").splitlines() if l.strip()]
 if rc == 0 and not reasons:

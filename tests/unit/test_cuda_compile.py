@@ -12,6 +12,14 @@ pytest.importorskip("cuda.core", reason="cuda-core is not installed (pip install
 import pyshmem  # noqa: E402
 import pyshmem.cuda as pcuda  # noqa: E402
 
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compile_cache(tmp_path, monkeypatch):
+    """Each test compiles for real (compile() caches by content per user)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
 # The MoE dispatch pattern: every block sends one PE's share of tokens with a
 # block-cooperative put, then signals the receiver.
 ALLTOALL = r"""
@@ -117,3 +125,28 @@ def test_perftest_kernels_compile():
     for name in ("pt_latency", "pt_bandwidth", "pt_ping_pong", "pt_collective", "pt_atomic", "pt_signal_ping_pong",
                  "pt_compare", "pt_copy", "pt_reduce_prod_reduce_complex64"):
         assert name.encode() + b"\0" in cubin, name
+
+
+def test_compiled_code_is_cached_by_content(tmp_path, monkeypatch):
+    """A second compile of the same inputs is read from the per-user cache (the PEs of a
+    job compile a module once); a changed header under an include directory, a changed
+    source or another output compile anew."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "value.h").write_text("#define VALUE 1\n")
+    src = '#include "value.h"\nextern "C" __global__ void k(int* x) { *x = VALUE; }\n'
+    cache = tmp_path / "cache" / "pyshmem" / "nvrtc"
+    first = pcuda.compile(src, output="ptx", options=[inc])
+    assert len(list(cache.glob("*.ptx"))) == 1
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    entry = next(cache.glob("*.ptx"))
+    entry.write_bytes(bytes(first.code).replace(b".entry k(", b".entry k_from_cache("))
+    again = pcuda.compile(src, output="ptx", options=[inc])
+    assert b".entry k_from_cache(" in bytes(again.code), "the second compile did not come from the cache"
+    (inc / "value.h").write_text("#define VALUE 2\n")
+    changed = pcuda.compile(src, output="ptx", options=[inc])
+    assert b"k_from_cache" not in bytes(changed.code) and b"mov.u32 \t%r1, 2;" in bytes(changed.code).replace(
+        b"mov.b32", b"mov.u32"), bytes(changed.code)[-600:]
+    pcuda.compile(src + "\n// another source\n", output="ptx", options=[inc])
+    assert len(list(cache.glob("*.ptx"))) == 3
