@@ -13,6 +13,8 @@ from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import where
 
+_LEGACY_STREAM = 1  # CU_STREAM_LEGACY: the legacy default stream as a stream handle
+
 
 class GpuArray:
     """A C-contiguous array in this PE's GPU symmetric heap (or a view of one).
@@ -63,18 +65,26 @@ class GpuArray:
                          "Numba for other indexing")
 
     def copy_to_host(self):
-        """Returns a NumPy copy of this PE's data (synchronous)."""
+        """Returns a NumPy copy of this PE's data.
+
+        Like Numba's and CuPy's default: the copy runs on the legacy default stream, so it
+        comes after kernels launched there (and on blocking streams) and returns with the
+        data. (pyshmem.get without stream= does not wait for kernels.)
+        """
         out = np.empty(self.shape, self.dtype)
-        lib.gpu_get(out.ctypes.data, self.ptr, self.nbytes, lib.my_pe(), 0, "GpuArray.copy_to_host")
+        lib.gpu_get(out.ctypes.data, self.ptr, self.nbytes, lib.my_pe(), _LEGACY_STREAM, "GpuArray.copy_to_host")
+        lib.gpu_stream_synchronize(_LEGACY_STREAM, "GpuArray.copy_to_host")
         return out
 
     def copy_from_host(self, array):
-        """Overwrites this PE's data with `array` (same number of bytes; synchronous)."""
+        """Overwrites this PE's data with `array` (same number of bytes), in legacy-stream
+        order like :meth:`copy_to_host`; complete on return."""
         src = np.ascontiguousarray(array, dtype=self.dtype)
         if src.nbytes != self.nbytes:
             raise InvalidArgumentError(f"{where('GpuArray.copy_from_host')}: {src.nbytes} bytes given for a "
                                        f"{self.nbytes}-byte array; pass a host array of the same size")
-        lib.gpu_put(self.ptr, src.ctypes.data, self.nbytes, lib.my_pe(), 0, "GpuArray.copy_from_host")
+        lib.gpu_put(self.ptr, src.ctypes.data, self.nbytes, lib.my_pe(), _LEGACY_STREAM, "GpuArray.copy_from_host")
+        lib.gpu_stream_synchronize(_LEGACY_STREAM, "GpuArray.copy_from_host")
 
     def __repr__(self):
         return f"<pyshmem.cuda.GpuArray shape={self.shape} dtype={self.dtype} ptr=0x{self.ptr:x}>"
@@ -122,17 +132,33 @@ def free(array):
 
 
 def _stream_handle(stream, call):
+    """The CUstream of a ``stream=`` argument as an integer for the compiled calls.
+
+    None is 0 there: no stream, the call completes on return (pyshmem's private
+    stream). A stream whose handle is 0 (CUDA's null stream: ``stream=0``, CuPy's
+    ``Stream.null``, PyTorch's default stream) is the legacy default stream, passed as
+    ``CU_STREAM_LEGACY`` so that the call is ordered on it, as CUDA does.
+    """
     if stream is None:
         return 0
+    if isinstance(stream, (bool, np.bool_)):
+        raise ShmemTypeError(f"{where(call)}: stream must be None, a CUstream handle (int), or a CUDA stream object "
+                             f"(cuda.core, CuPy, PyTorch), not bool")
     if isinstance(stream, (int, np.integer)):
-        return int(stream)
-    if hasattr(stream, "__cuda_stream__"):  # cuda.core and the CUDA stream protocol
-        return int(stream.__cuda_stream__()[1])
-    for attr in ("cuda_stream", "ptr"):  # PyTorch, CuPy
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    raise ShmemTypeError(f"{where(call)}: stream must be None, a CUstream handle (int), or a CUDA stream object "
-                    f"(cuda.core, CuPy, PyTorch), not {type(stream).__name__}")
+        handle = int(stream)
+    elif hasattr(stream, "__cuda_stream__"):  # cuda.core and the CUDA stream protocol
+        handle = int(stream.__cuda_stream__()[1])
+    else:
+        for attr in ("cuda_stream", "ptr"):  # PyTorch, CuPy
+            if hasattr(stream, attr):
+                handle = int(getattr(stream, attr))
+                break
+        else:
+            raise ShmemTypeError(f"{where(call)}: stream must be None, a CUstream handle (int), or a CUDA stream "
+                                 f"object (cuda.core, CuPy, PyTorch), not {type(stream).__name__}")
+    if handle < 0:
+        raise InvalidArgumentError(f"{where(call)}: stream handle {handle} is negative; pass a CUstream handle")
+    return handle or _LEGACY_STREAM
 
 
 def _address(obj, call, role):
@@ -182,8 +208,11 @@ def put(dest, source, pe, stream=None):
         source: a contiguous GPU array (any __cuda_array_interface__ object) or NumPy array
             with the same number of bytes.
         pe: target PE.
-        stream: None (returns when `source` may be reused) or a CUDA stream: the copy is
-            enqueued on it and completes in stream order.
+        stream: None: the copy is done on return (`source` may be reused), on pyshmem's
+            own stream, so it is not ordered after kernels still running on yours
+            (synchronise them first when they produce `source`). A CUDA stream (0: the
+            legacy default stream): the copy is enqueued on it and completes in stream
+            order (see :func:`synchronize`).
 
     Raises:
         ValueError: sizes differ, non-contiguous arrays, PE out of range.
@@ -200,7 +229,8 @@ def get(dest, source, pe, stream=None):
         dest: a contiguous GPU array or NumPy array with as many bytes as `source`.
         source: a GpuArray (or view) from pyshmem.cuda.empty/zeros.
         pe: PE to read from.
-        stream: None (returns with the data in `dest`) or a CUDA stream (stream order).
+        stream: None: returns with the data in `dest` (not ordered after your kernels, as
+            for :func:`put`), or a CUDA stream (stream order).
 
     Raises:
         ValueError: sizes differ, non-contiguous arrays, PE out of range.
@@ -210,7 +240,27 @@ def get(dest, source, pe, stream=None):
     lib.gpu_get(local, sym, nbytes, int(pe), _stream_handle(stream, "cuda.get"), "pyshmem.cuda.get")
 
 
-__all__ = ["GpuArray", "empty", "zeros", "free", "put", "get"]
+def synchronize(stream=0):
+    """Waits until the work enqueued on `stream` so far (kernels, ``stream=`` copies and
+    collectives) is done.
+
+    Args:
+        stream: a CUDA stream (a CUstream handle or a cuda.core/CuPy/PyTorch stream);
+            default 0, the legacy default stream.
+
+    Raises:
+        ShmemOSError: a kernel on the stream failed (a device-side trap included); the
+            message has CUDA's error.
+        TypeError: not a stream.
+        NotImplementedError: no GPU heap (the backend is cpu).
+    """
+    if stream is None:
+        raise ShmemTypeError(f"{where('cuda.synchronize')}: stream must be a CUDA stream (0: the legacy default "
+                             "stream), not None")
+    lib.gpu_stream_synchronize(_stream_handle(stream, "cuda.synchronize"), "pyshmem.cuda.synchronize")
+
+
+__all__ = ["GpuArray", "empty", "zeros", "free", "put", "get", "synchronize"]
 
 
 def _dtype_of(x):

@@ -71,8 +71,10 @@ def amo(op, dtype, address, value_bits, cond_bits, pe, fetching, call="pyshmem.a
             raise ShmemOSError(f"{where(call)}: atomics on GPU arrays run a kernel (pyshmem/kernels/host_amo.cu) "
                                f"that cannot be loaded: {exc}") from None
         cell = lib.gpu_host_cell(call)
+        stream = lib.gpu_private_stream(call)
         launch(kernel, 1, 1, np.int32(op), np.int32(dtype), np.uint64(address), np.uint64(value_bits),
-               np.uint64(cond_bits), np.int32(pe), np.int32(1 if fetching else 0), np.uint64(cell))
+               np.uint64(cond_bits), np.int32(pe), np.int32(1 if fetching else 0), np.uint64(cell), stream=stream)
+        lib.gpu_stream_synchronize(stream, call)
         return ctypes.c_uint64.from_address(cell).value if fetching else None
 
 

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "cuda/driver.h"
+#include "cuda/gpu_context.h"
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
@@ -25,9 +26,6 @@ namespace {
 
 struct GpuHeap {
   const cuda::Driver* d = nullptr;
-  int device = -1;
-  std::string device_name;
-  CUcontext ctx = nullptr;
   CUdeviceptr reservation = 0;
   size_t reservation_len = 0;
   size_t stride = 0;  // bytes between slots (= segment size, a multiple of the granularity)
@@ -49,14 +47,11 @@ size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
 }  // namespace
 
-// Makes the heap's context current on the calling thread (host API calls may come
-// from any thread). Also used by cuda/gpu_module.cpp.
-const cuda::Driver& gpu_use(const char* call) {
+// Throws unless this PE has a GPU heap. Also used by cuda/gpu_module.cpp.
+void gpu_require(const char* call) {
   if (!g.active)
     fail(PYSHMEM_ERR_NOT_IMPLEMENTED, call,
          "no GPU heap: the backend is cpu (" + g_why_not + "); set PYSHMEM_BACKEND=cuda on a machine with a GPU");
-  PYSHMEM_CU_CHECK(*g.d, call, cuCtxSetCurrent, g.ctx);
-  return *g.d;
 }
 
 namespace {
@@ -74,17 +69,12 @@ const cuda::Driver* probe(const State& s, std::string* why) {
 }
 
 void pick_device(State& s) {
-  int count = 0;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGetCount, &count);
   const int local_rank =
       static_cast<int>(std::find(s.local_pes.begin(), s.local_pes.end(), s.pe) - s.local_pes.begin());
-  g.device = s.config.CUDA_DEVICE >= 0 ? static_cast<int>(s.config.CUDA_DEVICE) : local_rank % count;
-  if (g.device >= count)
-    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
-         "PYSHMEM_CUDA_DEVICE=" + std::to_string(g.device) + " but this node has " + std::to_string(count) +
-             " GPU(s); set it to 0.." + std::to_string(count - 1) + ", or unset it so each PE of the node picks one");
+  cuda::gpu_open(g.d, s.config.CUDA_DEVICE, local_rank, "pyshmem.init");
+  const cuda::Gpu& gpu = cuda::gpu();
   CUdevice dev = 0;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGet, &dev, g.device);
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGet, &dev, gpu.device);
   int vmm = 0, fd_handles = 0;
   PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDeviceGetAttribute, &vmm,
                    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev);
@@ -92,33 +82,44 @@ void pick_device(State& s) {
                    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev);
   if (!vmm || !fd_handles)
     fail(PYSHMEM_ERR_NOT_IMPLEMENTED, "pyshmem.init",
-         "GPU " + std::to_string(g.device) + " does not support CUDA virtual memory management with POSIX file "
+         "GPU " + std::to_string(gpu.device) + " does not support CUDA virtual memory management with POSIX file "
          "descriptor handles, which the GPU heap needs; use PYSHMEM_BACKEND=cpu");
-  char name[256] = {};
-  g.d->cuDeviceGetName(name, sizeof name - 1, dev);
-  g.device_name = name;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuDevicePrimaryCtxRetain, &g.ctx, dev);
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuCtxSetCurrent, g.ctx);
 }
 
 CUmemAllocationProp allocation_prop() {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = g.device;
+  prop.location.id = cuda::gpu().device;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  // So that UCX can register the heap with an InfiniBand NIC (GPUDirect RDMA), where
+  // the GPU supports it on VMM allocations.
+  prop.allocFlags.gpuDirectRDMACapable = cuda::gpu().rdma_capable ? 1 : 0;
   return prop;
 }
 
-// Maps `handle` into PE p's slot, readable and writable by this PE's GPU.
+// Maps `handle` into PE p's slot, readable and writable by every GPU of this process
+// that can reach the memory's GPU (this PE's GPU must be one of them): kernels of a
+// framework on another GPU of the node reach the heap too.
 void map_slot(int p, CUmemGenericAllocationHandle handle) {
   const CUdeviceptr at = g.reservation + static_cast<CUdeviceptr>(p) * g.stride;
+  CUmemAllocationProp prop{};
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemGetAllocationPropertiesFromHandle, &prop, handle);
+  const int owner = prop.location.id, mine = cuda::gpu().device;
+  const std::vector<int> devices = cuda::accessors_of(owner);
+  if (std::find(devices.begin(), devices.end(), mine) == devices.end())
+    fail(PYSHMEM_ERR_SYSTEM, "pyshmem.init",
+         "PE " + std::to_string(p) + "'s GPU heap is on GPU " + std::to_string(owner) + ", which GPU " +
+             std::to_string(mine) + " of this PE cannot access peer-to-peer (no NVLink or PCIe P2P between them); "
+             "run the PEs of a node on GPUs that can reach each other (PYSHMEM_CUDA_DEVICE)");
   PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemMap, at, g.size, 0, handle, 0);
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = g.device;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemSetAccess, at, g.size, &access, 1);
+  std::vector<CUmemAccessDesc> access(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[i].location.id = devices[i];
+    access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemSetAccess, at, g.size, access.data(), access.size());
   g.mapped[p] = true;
 }
 
@@ -132,7 +133,7 @@ void fill_state(const State& s) {
   std::vector<uint8_t> flags(s.npes, 0);
   for (int p = 0; p < s.npes; ++p) flags[p] = g.mapped[p] ? PYSHMEM_PEER_LOAD_STORE : 0;
   const CUdeviceptr flags_at = g.my_base + flags_off;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemcpy, flags_at, reinterpret_cast<CUdeviceptr>(flags.data()), flags.size());
+  cuda::copy_sync(flags_at, reinterpret_cast<CUdeviceptr>(flags.data()), flags.size(), "pyshmem.init");
   g.state = pyshmem_device_state{};
   g.state.version = PYSHMEM_DEVICE_STATE_VERSION;
   g.state.my_pe = s.pe;
@@ -151,6 +152,8 @@ void fill_state(const State& s) {
 
 void create(State& s, const std::string& token) {
   pick_device(s);
+  cuda::GpuScope scope("pyshmem.init");
+  const int device = cuda::gpu().device;
   const CUmemAllocationProp prop = allocation_prop();
   size_t gran = 0;
   PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemGetAllocationGranularity, &gran, &prop,
@@ -165,7 +168,7 @@ void create(State& s, const std::string& token) {
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
     fail(PYSHMEM_ERR_NOMEM, "pyshmem.init",
          "not enough GPU memory for a " + std::to_string(g.size) + "-byte GPU heap on GPU " +
-             std::to_string(g.device) + "; lower PYSHMEM_CUDA_SYMMETRIC_SIZE");
+             std::to_string(device) + "; lower PYSHMEM_CUDA_SYMMETRIC_SIZE");
   cuda::check(*g.d, r, "pyshmem.init", "cuMemCreate");
   int fd = -1;
   PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemExportToShareableHandle, &fd, mine, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
@@ -174,8 +177,9 @@ void create(State& s, const std::string& token) {
   map_slot(s.pe, mine);
   g.d->cuMemRelease(mine);  // the mapping keeps the memory alive
   g.my_base = g.reservation + static_cast<CUdeviceptr>(s.pe) * g.stride;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemsetD8, g.my_base, 0, kSysAreaBytes);
-  if (g.team_bytes) PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemsetD8, g.my_base + g.size - g.team_bytes, 0, g.team_bytes);
+  // Complete before the exchange below: once peers have the handle they may write here.
+  cuda::memset_sync(g.my_base, 0, kSysAreaBytes, "pyshmem.init");
+  cuda::memset_sync(g.my_base + g.size - g.team_bytes, 0, g.team_bytes, "pyshmem.init");
   std::vector<int> fds = fd_exchange(s, fd, token, "gpu-heap");
   ::close(fd);
   for (int p = 0; p < s.npes; ++p) {
@@ -193,8 +197,8 @@ void create(State& s, const std::string& token) {
   g.active = true;
   s.gpu_base = g.my_base;
   s.gpu_size = g.size;
-  log_debug("gpu heap: GPU %d (%s), %zu bytes per PE at 0x%llx", g.device, g.device_name.c_str(), g.size,
-            static_cast<unsigned long long>(g.reservation));
+  log_debug("gpu heap: GPU %d (%s, chosen by %s), %zu bytes per PE at 0x%llx", device, cuda::gpu().name.c_str(),
+            cuda::gpu().chosen_by.c_str(), g.size, static_cast<unsigned long long>(g.reservation));
 }
 
 // Address of symmetric `sym` on PE pe (checked), or 0 when pe's GPU heap is on another
@@ -213,7 +217,8 @@ CUdeviceptr peer_of(uint64_t sym, size_t nbytes, int pe, const char* call) {
 // A copy to or from PE pe's GPU heap on another node, through the transport that
 // reaches it (UCX, which registered the GPU heap at init). Stream order is kept by
 // synchronising the stream first and returning only once the transfer is done (the
-// source may be reused; a put is visible remotely after quiet, as on the host heap).
+// source may be reused; a put is visible remotely after quiet, as on the host heap; a
+// get's data is flushed to the GPU, so kernels launched after it see it).
 void copy_remote(const cuda::Driver& d, bool is_put, uint64_t sym, uint64_t local, size_t n, int pe,
                  uint64_t stream, const char* call) {
   State& s = state();
@@ -230,12 +235,15 @@ void copy_remote(const cuda::Driver& d, bool is_put, uint64_t sym, uint64_t loca
   } catch (const Error& e) {
     throw Error(e.status(), error_message(e, call), true);
   }
+  if (!is_put) cuda::flush_rdma_writes(call);
 }
 
+// stream 0: on pyshmem's private stream, complete on return (not ordered with kernels
+// or copies on the caller's streams); otherwise enqueued on `stream`.
 void copy(const cuda::Driver& d, CUdeviceptr dst, CUdeviceptr src, size_t n, uint64_t stream, const char* call) {
   if (n == 0) return;
   if (stream) PYSHMEM_CU_CHECK(d, call, cuMemcpyAsync, dst, src, n, reinterpret_cast<CUstream>(stream));
-  else PYSHMEM_CU_CHECK(d, call, cuMemcpy, dst, src, n);
+  else cuda::copy_sync(dst, src, n, call);
 }
 
 }  // namespace
@@ -292,7 +300,7 @@ std::string gpu_arch() {
   if (!g.active) return "";
   CUdevice dev = 0;
   int major = 0, minor = 0;
-  PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGet, &dev, g.device);
+  PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGet, &dev, cuda::gpu().device);
   PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   PYSHMEM_CU_CHECK(*g.d, "cuda.arch", cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   return "sm_" + std::to_string(major) + std::to_string(minor);
@@ -300,14 +308,15 @@ std::string gpu_arch() {
 
 std::string gpu_describe() {
   if (!g.active) return "cpu (GPU heap not used: " + g_why_not + ")";
-  return "cuda: GPU " + std::to_string(g.device) + " (" + g.device_name + "), driver " +
+  return "cuda: GPU " + std::to_string(cuda::gpu().device) + " (" + cuda::gpu().name + "), driver " +
          std::to_string(g.d->version / 1000) + "." + std::to_string(g.d->version % 1000 / 10) + ", GPU heap " +
          std::to_string(g.size) + " bytes per PE";
 }
 
 uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
   require_init(call);
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
   State& s = state();
   // A PE that fails still takes part in the agreement below, so all PEs fail together.
   std::string err;
@@ -323,7 +332,8 @@ uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
   }
   const CUdeviceptr p = g.my_base + off;
   try {
-    if (err.empty() && clear && size) PYSHMEM_CU_CHECK(d, call, cuMemsetD8, p, 0, size);
+    // The fill is complete before the agreement: a peer may write here once it returns.
+    if (err.empty() && clear) cuda::memset_sync(p, 0, size, call);
     heap_agree(call, "allocate", !err.empty());
   } catch (...) {
     if (err.empty()) g.alloc->release(off);
@@ -335,7 +345,7 @@ uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call) {
 
 void gpu_free(uint64_t addr, const char* call) {
   require_init(call);
-  gpu_use(call);
+  gpu_require(call);
   State& s = state();
   const bool live = gpu_is_symmetric(addr, 0) && g.alloc->size_of(addr - g.my_base) != 0;
   collective_check_args(s, call, "GPU object to free",
@@ -362,7 +372,9 @@ void gpu_heap_range(uint64_t* begin, uint64_t* end) {
 
 void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call) {
   require_init(call);
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
+  const cuda::Driver& d = scope.d();
   if (const CUdeviceptr at = peer_of(sym, nbytes, pe, call))
     copy(d, at, static_cast<CUdeviceptr>(local), nbytes, stream, call);
   else
@@ -371,11 +383,22 @@ void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t strea
 
 void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call) {
   require_init(call);
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
+  const cuda::Driver& d = scope.d();
   if (const CUdeviceptr at = peer_of(sym, nbytes, pe, call))
     copy(d, static_cast<CUdeviceptr>(local), at, nbytes, stream, call);
   else
     copy_remote(d, false, sym, local, nbytes, pe, stream, call);
+}
+
+void gpu_thread_attach() {
+  if (!g.active) return;
+  PYSHMEM_CU_CHECK(*g.d, "proxy", cuCtxSetCurrent, cuda::gpu().ctx);
+}
+
+void gpu_flush_writes(const char* call) {
+  if (g.active) cuda::flush_rdma_writes(call);
 }
 
 const pyshmem_device_state* gpu_device_state() { return g.active ? &g.state : nullptr; }
@@ -383,6 +406,7 @@ const pyshmem_device_state* gpu_device_state() { return g.active ? &g.state : nu
 void* gpu_pinned_alloc(size_t bytes) {
   if (!g.active) return nullptr;
   void* p = nullptr;
+  cuda::GpuScope scope("pyshmem.init");
   // DEVICEMAP: kernels reach it; PORTABLE: from every context. With unified addressing
   // the device address is the host address, so pointers inside the ring work on both.
   if (g.d->cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) return nullptr;
@@ -390,7 +414,9 @@ void* gpu_pinned_alloc(size_t bytes) {
 }
 
 void gpu_pinned_free(void* p) {
-  if (p && g.d) g.d->cuMemFreeHost(p);
+  if (!p || !g.d) return;
+  cuda::GpuScope scope("pyshmem.finalize");
+  g.d->cuMemFreeHost(p);
 }
 
 void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo) { g.state.proxy = fifo; }
@@ -405,25 +431,29 @@ void gpu_teams_setup(const pyshmem_team_desc* table_entries, uint32_t slot_bytes
   g.state.team_slot_bytes = slot_bytes;
   g.state.max_teams = max_teams;
   g.state.team_rounds = rounds;
-  PYSHMEM_CU_CHECK(*g.d, "pyshmem.init", cuMemcpy, reinterpret_cast<CUdeviceptr>(g.state.teams),
-                   reinterpret_cast<CUdeviceptr>(table_entries), table);
+  cuda::GpuScope scope("pyshmem.init");
+  cuda::copy_sync(reinterpret_cast<CUdeviceptr>(g.state.teams), reinterpret_cast<CUdeviceptr>(table_entries), table,
+                  "pyshmem.init");
 }
 
 void gpu_team_update(int index, const pyshmem_team_desc& d) {
   if (!g.active || !g.state.teams) return;
   const CUdeviceptr at = reinterpret_cast<CUdeviceptr>(g.state.teams) + sizeof(d) * static_cast<size_t>(index);
-  PYSHMEM_CU_CHECK(*g.d, "team", cuMemcpy, at, reinterpret_cast<CUdeviceptr>(&d), sizeof d);
+  cuda::GpuScope scope("team");
+  cuda::copy_sync(at, reinterpret_cast<CUdeviceptr>(&d), sizeof d, "team");
 }
 
 void gpu_team_slot_clear(int index) {
   if (!g.active || !g.state.teams) return;
   const CUdeviceptr at = g.my_base + g.state.team_pool_offset + size_t(g.team_slot_bytes) * static_cast<size_t>(index);
-  PYSHMEM_CU_CHECK(*g.d, "team", cuMemsetD8, at, 0, g.team_slot_bytes);
+  cuda::GpuScope scope("team");
+  cuda::memset_sync(at, 0, g.team_slot_bytes, "team");
 }
 
 uint64_t gpu_host_cell(const char* call) {
   require_init(call);
-  gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
   if (!g.host_cell && !(g.host_cell = gpu_pinned_alloc(64)))
     fail(PYSHMEM_ERR_NOMEM, call, "cannot allocate 64 bytes of pinned host memory (cuMemHostAlloc)");
   return reinterpret_cast<uint64_t>(g.host_cell);
@@ -431,7 +461,14 @@ uint64_t gpu_host_cell(const char* call) {
 
 void gpu_state_upload(uint64_t handle, bool is_library, const char* call) {
   require_init(call);
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  const cuda::Driver& d = *g.d;
+  // The module belongs to the context current on this thread (Numba's setup callback
+  // runs where Numba loaded it); with none current, it is pyshmem's.
+  CUcontext current = nullptr;
+  if (d.cuCtxGetCurrent(&current) != CUDA_SUCCESS) current = nullptr;
+  std::unique_ptr<cuda::GpuScope> scope;
+  if (!current || current == cuda::gpu().ctx) scope = std::make_unique<cuda::GpuScope>(call);
   CUdeviceptr at = 0;
   size_t bytes = 0;
   const CUresult r = is_library
@@ -446,7 +483,17 @@ void gpu_state_upload(uint64_t handle, bool is_library, const char* call) {
     fail(PYSHMEM_ERR_MISMATCH, call,
          "the module's pyshmem_d_state is " + std::to_string(bytes) + " bytes, this runtime's is " +
              std::to_string(sizeof(pyshmem_device_state)) + ": rebuild the module with this pyshmem's headers");
-  PYSHMEM_CU_CHECK(d, call, cuMemcpy, at, reinterpret_cast<CUdeviceptr>(&g.state), sizeof g.state);
+  // Complete on return, whatever stream the module's kernels are launched on later.
+  if (scope) {
+    cuda::copy_sync(at, reinterpret_cast<CUdeviceptr>(&g.state), sizeof g.state, call);
+    return;
+  }
+  CUstream stream = nullptr;  // the module's context is another one: a stream of its own there
+  PYSHMEM_CU_CHECK(d, call, cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  CUresult copied = d.cuMemcpyAsync(at, reinterpret_cast<CUdeviceptr>(&g.state), sizeof g.state, stream);
+  if (copied == CUDA_SUCCESS) copied = d.cuStreamSynchronize(stream);
+  d.cuStreamDestroy(stream);
+  cuda::check(d, copied, call, "cuMemcpyAsync (device state)");
 }
 
 }  // namespace pyshmem

@@ -70,6 +70,16 @@ void gpu_heap_range(uint64_t* begin, uint64_t* end);
 void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call);
 void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call);
 
+// For threads pyshmem owns (the proxy): makes pyshmem's CUDA context current on the
+// calling thread for good, since such a thread hands GPU addresses to transports and
+// flushes GPU writes. A no-op without a GPU heap.
+void gpu_thread_attach();
+
+// Makes data that a transport wrote into this PE's GPU memory (a UCX get: GPUDirect
+// RDMA writes) visible to GPU kernels; call before publishing the get's completion to
+// a kernel. On an attached thread or inside a host API call. No-op without a GPU heap.
+void gpu_flush_writes(const char* call);
+
 // The device state for GPU code (addresses in the GPU heap; peer flags in GPU memory).
 const pyshmem_device_state* gpu_device_state();
 

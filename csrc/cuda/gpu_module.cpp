@@ -3,18 +3,21 @@
 
 #include "core/error.h"
 #include "cuda/driver.h"
+#include "cuda/gpu_context.h"
 #include "cuda/gpu_heap.h"
 
 namespace pyshmem {
 
-const cuda::Driver& gpu_use(const char* call);  // cuda/gpu_heap.cpp: the context, made current
+void gpu_require(const char* call);  // cuda/gpu_heap.cpp: throws without a GPU heap
 
 uint64_t gpu_module_load(const std::string& image, const char* call) {
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
+  const cuda::Driver& d = scope.d();
   CUmodule mod = nullptr;
   PYSHMEM_CU_CHECK(d, call, cuModuleLoadData, &mod, image.data());
   try {
-    gpu_state_upload(reinterpret_cast<uint64_t>(mod), false, call);
+    gpu_state_upload(reinterpret_cast<uint64_t>(mod), false, call);  // in pyshmem's context: the scope's
   } catch (...) {
     d.cuModuleUnload(mod);
     throw;
@@ -23,30 +26,47 @@ uint64_t gpu_module_load(const std::string& image, const char* call) {
 }
 
 uint64_t gpu_module_function(uint64_t module, const std::string& name, const char* call) {
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
   CUfunction fn = nullptr;
-  const CUresult r = d.cuModuleGetFunction(&fn, reinterpret_cast<CUmodule>(module), name.c_str());
+  const CUresult r = scope.d().cuModuleGetFunction(&fn, reinterpret_cast<CUmodule>(module), name.c_str());
   if (r == CUDA_ERROR_NOT_FOUND)
     fail(PYSHMEM_ERR_INVALID_ARG, call, "the module has no kernel '" + name + "'; kernels must be extern \"C\"");
-  cuda::check(d, r, call, "cuModuleGetFunction");
+  cuda::check(scope.d(), r, call, "cuModuleGetFunction");
   return reinterpret_cast<uint64_t>(fn);
 }
 
 void gpu_module_unload(uint64_t module) {
   if (!gpu_active()) return;
-  gpu_use("cuda.Module").cuModuleUnload(reinterpret_cast<CUmodule>(module));
+  cuda::GpuScope scope("cuda.Module");
+  scope.d().cuModuleUnload(reinterpret_cast<CUmodule>(module));
 }
 
 void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                 uint64_t stream, const std::vector<std::string>& args, const char* call) {
-  const cuda::Driver& d = gpu_use(call);
+  gpu_require(call);
+  cuda::GpuScope scope(call);
+  const cuda::Driver& d = scope.d();
   std::vector<void*> params;
   params.reserve(args.size());
   for (const std::string& a : args) params.push_back(const_cast<char*>(a.data()));
+  // stream 0 is the legacy default stream, ordered after the caller's earlier work
+  // there; waiting on that stream alone leaves kernels on other streams running.
+  const CUstream on = stream ? reinterpret_cast<CUstream>(stream) : CU_STREAM_LEGACY;
   PYSHMEM_CU_CHECK(d, call, cuLaunchKernel, reinterpret_cast<CUfunction>(function), grid[0], grid[1], grid[2],
-                   block[0], block[1], block[2], shared_bytes, reinterpret_cast<CUstream>(stream),
-                   params.empty() ? nullptr : params.data(), nullptr);
-  if (!stream) PYSHMEM_CU_CHECK(d, call, cuCtxSynchronize);
+                   block[0], block[1], block[2], shared_bytes, on, params.empty() ? nullptr : params.data(), nullptr);
+  if (!stream) PYSHMEM_CU_CHECK(d, call, cuStreamSynchronize, on);
+}
+
+uint64_t gpu_private_stream(const char* call) {
+  gpu_require(call);
+  return reinterpret_cast<uint64_t>(cuda::gpu().stream);
+}
+
+void gpu_stream_synchronize(uint64_t stream, const char* call) {
+  gpu_require(call);
+  cuda::GpuScope scope(call);
+  PYSHMEM_CU_CHECK(scope.d(), call, cuStreamSynchronize, reinterpret_cast<CUstream>(stream));
 }
 
 }  // namespace pyshmem

@@ -20,9 +20,19 @@ uint64_t gpu_module_function(uint64_t module, const std::string& name, const cha
 void gpu_module_unload(uint64_t module);
 
 // Launches `function` with the kernel arguments `args` (each the bytes of one
-// parameter, in order). stream 0: waits for the kernel to finish and reports its
-// error (a device-side trap included); otherwise enqueues it on that CUstream.
+// parameter, in order). stream 0: launches on the legacy default stream (after the
+// caller's earlier work there), waits for that stream and reports the kernel's error (a
+// device-side trap included); kernels on other streams keep running. Otherwise
+// enqueues it on that CUstream and returns.
 void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                 uint64_t stream, const std::vector<std::string>& args, const char* call);
+
+// pyshmem's private non-blocking CUstream (see cuda/gpu_context.h), for its own helper
+// kernels (the host-API atomics on GPU arrays): they never queue behind user kernels.
+uint64_t gpu_private_stream(const char* call);
+
+// Waits until the work enqueued on `stream` so far is done; throws with the error of a
+// kernel that failed there.
+void gpu_stream_synchronize(uint64_t stream, const char* call);
 
 }  // namespace pyshmem

@@ -2,8 +2,10 @@
 // vector waits on symmetric GPU memory (the cuda backend).
 //
 // The host cannot load device memory, so every poll copies the variable out of this
-// PE's GPU heap (gpu_get, a synchronous copy: it sees what kernels stored with system
-// scope and what peers' copies or UCX puts delivered before it ran). A poll costs a
+// PE's GPU heap (gpu_get without a stream: a copy on pyshmem's private non-blocking
+// stream, waited for; it sees what kernels stored with system scope and what peers'
+// copies or UCX puts delivered before it ran, and it never queues behind the kernel
+// that is to set the variable, wherever that kernel runs). A poll costs a
 // copy (microseconds on a GPU), so waits spin little and back off to sleeps sooner than
 // waits on host memory; like those they are interruptible (Ctrl-C) and unbounded.
 #include <vector>

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "cuda/gpu_heap.h"
 #include "proxy/fifo.h"
 #include "transport/transport.h"
 #include "core/trace.h"
@@ -83,6 +84,12 @@ class Proxy {
  private:
   void run() {
     t_proxy_thread = true;
+    try {
+      gpu_thread_attach();  // GPU addresses go to transports and GPU writes get flushed from here
+    } catch (const Error& e) {
+      fail(e.status(), std::string("proxy: ") + e.what());
+      return;
+    }
     pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
     Backoff idle(0, 0);
     long idle_rounds = 0;
@@ -114,7 +121,11 @@ class Proxy {
         }
         if (k == 0) continue;
         try {
+          flush_ = false;
           const bool complete = execute(*lane, req);
+          // Data a transport wrote into GPU memory is visible to kernels before they
+          // learn the get is done (GPUDirect RDMA writes may land late otherwise).
+          if (flush_) gpu_flush_writes("proxy");
           lane->ring.retire(k, complete);
         } catch (const Error& e) {
           fail(e.status(), std::string("proxy: ") + kind_name(pyshmem_fifo_header_kind(req[0].w1)) +
@@ -202,6 +213,7 @@ class Proxy {
       case PYSHMEM_REQ_GET: {
         const uint64_t n = r[1].w1;
         s_.route[pe]->get(s_, reinterpret_cast<void*>(r[1].w0), sym_at(lane, off, n, pe), n, pe);
+        flush_ = lane.gpu;
         break;
       }
       case PYSHMEM_REQ_P:
@@ -268,6 +280,7 @@ class Proxy {
   std::atomic<bool> stop_{false};
   std::chrono::steady_clock::time_point deadline_{};
   bool drained_ = false;
+  bool flush_ = false;  // the request being executed wrote into GPU memory
 };
 
 std::unique_ptr<Proxy> g_proxy;  // one per process, like the runtime state

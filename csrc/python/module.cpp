@@ -190,6 +190,9 @@ PYBIND11_MODULE(_C, m) {
     pybind::gil_scoped_release nogil;
     gpu_launch(fn, grid.data(), block.data(), shared, stream, packed, call);
   });
+  m.def("gpu_private_stream", &gpu_private_stream, pybind::arg("call"));
+  m.def("gpu_stream_synchronize", &gpu_stream_synchronize, pybind::arg("stream"), pybind::arg("call"),
+        pybind::call_guard<pybind::gil_scoped_release>());
   m.def("gpu_device_state_address", [] { return reinterpret_cast<uintptr_t>(gpu_device_state()); });
   py::team_bind(m);
   m.def("bytes_free", &sym_bytes_free);

@@ -7,8 +7,8 @@ to compile, so kernels using them compile to LTO-IR and link with ``library()`` 
 any machine (``link()`` does both). Arrays give pointers and sizes (a slice gives an
 offset); scalars are cast to the element type.
 
-Launching such kernels needs the CUDA backend (GPU heap, device-state upload), which
-is not built yet.
+Launching such kernels needs the CUDA backend (GPU heap, device-state upload by the
+setup callback of ``linkable()``).
 """
 
 from llvmlite import ir

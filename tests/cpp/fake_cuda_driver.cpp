@@ -17,7 +17,9 @@
 // Memory: "device memory" is ordinary host memory in the same address space.
 // cuMemCreate backs each allocation with a memfd; cuMemAddressReserve reserves PROT_NONE
 // address space; cuMemMap maps the memfd into it; cuMemSetAccess mprotects; exported
-// handles are dup'ed memfds, so another process can import and map the same bytes.
+// handles are dup'ed memfds, so another process can import and map the same bytes. The
+// memfd's name carries the allocation's device (fake-cuda-dev<N>), so an importer's
+// cuMemGetAllocationPropertiesFromHandle reports the GPU the memory is on.
 // Addresses are classified as "device" (inside a cuMemAddressReserve range, a cuMemAlloc
 // block or a fake module's global), "pinned host" (inside a cuMemHostAlloc block) or
 // "pageable host" (anything else).
@@ -124,7 +126,9 @@ namespace {
 
 constexpr size_t kGranularity = size_t{2} << 20;  // 2 MiB, minimum and recommended
 
-struct Allocation { int fd; size_t size; bool exportable; };
+// `device` is the GPU the memory is "on": kept in the memfd's name (fake-cuda-dev<N>), so
+// a process that imports the fd knows it too (cuMemGetAllocationPropertiesFromHandle).
+struct Allocation { int fd; size_t size; bool exportable; int device; };
 
 using RangeMap = std::map<uintptr_t, size_t>;  // base address -> length
 
@@ -435,10 +439,19 @@ CUresult fake_cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllo
   return prop == nullptr ? done_if_init(CUDA_ERROR_INVALID_VALUE) : put(granularity, kGranularity);
 }
 
-CUmemGenericAllocationHandle add_allocation(int fd, size_t size, bool exportable) {
+CUmemGenericAllocationHandle add_allocation(int fd, size_t size, bool exportable, int device) {
   CUmemGenericAllocationHandle h = g_next_handle++;
-  g_allocations[h] = Allocation{fd, size, exportable};
+  g_allocations[h] = Allocation{fd, size, exportable, device};
   return h;
+}
+
+// The device in the name of memfd `fd` ("/memfd:fake-cuda-dev<N> (deleted)"), or 0.
+int device_of_memfd(int fd) {
+  char link[64], target[256] = {};
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  if (readlink(link, target, sizeof target - 1) < 0) return 0;
+  const char* at = std::strstr(target, "fake-cuda-dev");
+  return at ? std::atoi(at + std::strlen("fake-cuda-dev")) : 0;
 }
 
 CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
@@ -451,7 +464,9 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
       prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(prop->location.id))
     return CUDA_ERROR_INVALID_VALUE;
   if (rdma && !gdr_supported()) return CUDA_ERROR_NOT_SUPPORTED;
-  int fd = memfd_create("fake-cuda", MFD_CLOEXEC);
+  char memfd_name[32];
+  std::snprintf(memfd_name, sizeof memfd_name, "fake-cuda-dev%d", prop->location.id);
+  int fd = memfd_create(memfd_name, MFD_CLOEXEC);
   if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     close(fd);
@@ -459,7 +474,7 @@ CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
   }
   bool exportable = (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0;
   std::lock_guard<std::mutex> lock(g_mutex);
-  *handle = add_allocation(fd, size, exportable);
+  *handle = add_allocation(fd, size, exportable, prop->location.id);
   FAKE_LOG("handle=%llu", static_cast<unsigned long long>(*handle));
   return CUDA_SUCCESS;
 }
@@ -501,7 +516,22 @@ CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handl
     return CUDA_ERROR_INVALID_VALUE;
   }
   std::lock_guard<std::mutex> lock(g_mutex);
-  *handle = add_allocation(fd, static_cast<size_t>(st.st_size), true);
+  *handle = add_allocation(fd, static_cast<size_t>(st.st_size), true, device_of_memfd(fd));
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
+  REQUIRE_CONTEXT();
+  if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_allocations.find(handle);
+  if (it == g_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  *prop = CUmemAllocationProp{};
+  prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop->location.id = it->second.device;
+  prop->requestedHandleTypes = it->second.exportable ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+  FAKE_LOG("handle=%llu dev=%d", static_cast<unsigned long long>(handle), it->second.device);
   return CUDA_SUCCESS;
 }
 
@@ -678,6 +708,7 @@ const Symbol kTable[] = {
     FAKE_ENTRY(cuCtxPushCurrent), FAKE_ENTRY(cuCtxPopCurrent), FAKE_ENTRY(cuCtxGetDevice),
     FAKE_ENTRY(cuCtxSynchronize), FAKE_ENTRY(cuGetErrorString), FAKE_ENTRY(cuGetErrorName),
     FAKE_ENTRY(cuMemGetAllocationGranularity), FAKE_ENTRY(cuMemCreate), FAKE_ENTRY(cuMemRelease),
+    FAKE_ENTRY(cuMemGetAllocationPropertiesFromHandle),
     FAKE_ENTRY(cuMemExportToShareableHandle), FAKE_ENTRY(cuMemImportFromShareableHandle),
     FAKE_ENTRY(cuMemAddressReserve), FAKE_ENTRY(cuMemAddressFree), FAKE_ENTRY(cuMemMap),
     FAKE_ENTRY(cuMemSetAccess), FAKE_ENTRY(cuMemUnmap), FAKE_ENTRY(cuMemAlloc),

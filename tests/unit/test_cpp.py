@@ -92,7 +92,7 @@ def test_device_api_cpu_build(cpp_build, npes, path):
 
 @pytest.mark.parametrize("npes", [2, 3])
 @pytest.mark.parametrize("path", ["gpu-direct", "gpu-ucx"])
-def test_device_api_with_the_gpu_state(cpp_build, fake_driver, npes, path):
+def test_device_api_with_the_gpu_state(cpp_build, fake_driver, npes, path, tmp_path):
     """The same device-API program playing GPU kernels (the cuda backend over the fake
     driver, whose "device memory" is host memory): objects in the GPU heap, the GPU
     device state, and for PEs on other nodes (PYSHMEM_REMOTE_ONLY=1) the proxy ring that
@@ -100,8 +100,10 @@ def test_device_api_with_the_gpu_state(cpp_build, fake_driver, npes, path):
     exe = _cccl_program(cpp_build, "device_api_host")
     if path == "gpu-ucx":
         _require_ucx()
+    log = tmp_path / "cuda.log"
     env = {"TEST_GPU_STATE": "1", "PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_DRIVER": fake_driver,
-           "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M", "PYSHMEM_REMOTE_ONLY": "1" if path == "gpu-ucx" else "0"}
+           "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M", "PYSHMEM_REMOTE_ONLY": "1" if path == "gpu-ucx" else "0",
+           "FAKE_CUDA_LOG": str(log)}
     proc = run_pes(str(exe), npes, timeout=180, env=env)
     if "built without the CUDA headers" in proc.stdout + proc.stderr:
         pytest.skip("the core was built without the CUDA backend")
@@ -113,6 +115,14 @@ def test_device_api_with_the_gpu_state(cpp_build, fake_driver, npes, path):
                 assert fields["proxy"] == "yes" and int(fields["slots"]) > 1000, line
             else:
                 assert fields["proxy"] == "no", line
+    if path == "gpu-ucx":
+        # The proxy made the GPU context current on its own thread, and flushed the GPU's
+        # RDMA writes (with that context) after the gets it ran for GPU kernels.
+        calls = [line.split() for line in log.read_text().splitlines()]
+        flushes = [c for c in calls if c[3] == "cuFlushGPUDirectRDMAWrites"]
+        assert flushes and all(c[-1] == "rc=0" for c in flushes), flushes[:3]
+        attached = {(c[0], c[1]) for c in calls if c[3] == "cuCtxSetCurrent" and c[-1] == "rc=0"}
+        assert {(c[0], c[1]) for c in flushes} <= attached, "a flush from a thread that never made the context current"
 
 
 @pytest.mark.parametrize("npes, env", [
@@ -202,3 +212,17 @@ def test_device_api_traps_control_run(cpp_build):
     """The same program without bad input finishes on every PE (through the proxy too)."""
     exe = _cccl_program(cpp_build, "device_api_traps")
     assert_ok(run_pes(str(exe), 2, "ok", timeout=60, env={"PYSHMEM_PROXY_ALL": "1"}), 2)
+
+
+def test_ucx_gpu_atomics_rule(tmp_path):
+    """Atomics on another node's GPU heap go only through UCX transports whose NIC does
+    them (transport/ucx/gpu_atomics.h); the others get a message naming them."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    exe = tmp_path / "test_ucx_gpu_atomics"
+    subprocess.run([cxx, "-std=c++17", "-Wall", "-I", str(REPO / "csrc"), str(REPO / "tests" / "cpp" /
+                    "test_ucx_gpu_atomics.cpp"), "-o", str(exe)], check=True, timeout=120)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "test_ucx_gpu_atomics: OK" in proc.stdout

@@ -88,6 +88,7 @@ assert np.array_equal(box.copy_to_host(), np.arange(16) + left)
 shmem.barrier_all()
 host = np.zeros(N, np.float32)
 pc.get(host, inbox, (me + 1) % n, stream=0)
+pc.synchronize(0)  # a stream= copy completes in stream order
 assert np.array_equal(host, np.arange(N, dtype=np.float32) + 1000 * me)
 shmem.barrier_all()
 print(f"OK pe={me}")

@@ -41,6 +41,7 @@ def row_of(pe):
 row = row_of(me)
 for pe in range(n):
     pc.put(a[me], row, pe, stream=0 if pe % 2 else None)
+pc.synchronize(0)  # stream=0 (the legacy default stream) enqueues; barrier_all does not wait for streams
 shmem.barrier_all()
 want = np.arange(8)[None, :] + 100 * np.arange(n)[:, None]
 assert np.array_equal(a.copy_to_host(), want), a.copy_to_host()
@@ -48,14 +49,16 @@ got = np.zeros((n, 8), np.int64)
 pc.get(got, a, (me + 1) % n)
 assert np.array_equal(got, want)
 one = np.zeros(8, np.int64)
-pc.get(one, a[-1], (me + 1) % n, stream=5)
+pc.get(one, a[-1], (me + 1) % n, stream=0)
+pc.synchronize()
 assert np.array_equal(one, want[-1])
 
 # the host API takes GPU arrays too (same routes), with shmem4py's size= and a stream=
 h = pc.zeros((n, 8), np.int64)
 shmem.barrier_all()
 for pe in range(n):
-    shmem.put(h[me], row, pe) if pe % 2 else shmem.put_nbi(h[me], row, pe, stream=7)
+    shmem.put(h[me], row, pe) if pe % 2 else shmem.put_nbi(h[me], row, pe, stream=0)
+pc.synchronize(0)
 shmem.barrier_all()
 assert np.array_equal(h.copy_to_host(), want)
 part = np.zeros(8, np.int64)
@@ -142,6 +145,9 @@ expect(ValueError, "source has 16 bytes, dest 64", pc.put, c, np.zeros(2, np.int
 expect(ValueError, "PE 99 is out of range", pc.put, c, row, 99)
 expect(ValueError, "not a symmetric GPU object", pc.put, pc.GpuArray(c.ptr + (1 << 40), (8,), np.int64), row, 0)
 expect(TypeError, "stream must be None", pc.put, c, row, 0, stream="fast")
+expect(TypeError, "not bool", pc.put, c, row, 0, stream=True)
+expect(ValueError, "stream handle -1 is negative", pc.get, np.zeros(8, np.int64), c, 0, stream=-1)
+expect(TypeError, "stream must be a CUDA stream (0: the legacy default stream), not None", pc.synchronize, None)
 expect(TypeError, "dest must be a symmetric GpuArray", pc.put, np.zeros(8), row, 0)
 expect(ValueError, "source is not C-contiguous", pc.put, c, np.zeros(16, np.int64)[::2], 0)
 expect(shmem.InvalidArgumentError, "not a view", pc.free, a[0])
