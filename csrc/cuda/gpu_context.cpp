@@ -50,6 +50,11 @@ void gpu_open(const Driver* d, long requested, int local_rank, const char* call)
   if (d->cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, dev) != CUDA_SUCCESS)
     rdma = 0;
   g.rdma_capable = rdma != 0;
+  if (g.stream) {  // init again after finalize: the previous run's stream goes
+    GpuScope old(call);
+    d->cuStreamDestroy(g.stream);
+    g.stream = nullptr;
+  }
   PYSHMEM_CU_CHECK(*d, call, cuDevicePrimaryCtxRetain, &g.ctx, dev);
   GpuScope scope(call);
   PYSHMEM_CU_CHECK(*d, call, cuStreamCreate, &g.stream, CU_STREAM_NON_BLOCKING);
