@@ -392,6 +392,13 @@ void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t strea
     copy_remote(d, false, sym, local, nbytes, pe, stream, call);
 }
 
+std::string gpu_atomics_problem(int pe) {
+  State& s = state();
+  if (!g.active || pe < 0 || pe >= s.npes || g.mapped[pe]) return "";
+  const Transport* t = s.route[pe];
+  return t && t->gpu_atomics_problem ? t->gpu_atomics_problem(s, pe) : "";
+}
+
 void gpu_thread_attach() {
   if (!g.active) return;
   PYSHMEM_CU_CHECK(*g.d, "proxy", cuCtxSetCurrent, cuda::gpu().ctx);

@@ -80,6 +80,11 @@ void gpu_thread_attach();
 // a kernel. On an attached thread or inside a host API call. No-op without a GPU heap.
 void gpu_flush_writes(const char* call);
 
+// "" when atomics (and signals) from this PE on PE pe's GPU heap can be done (same node,
+// or a transport that can do atomics in GPU memory); else why not, for an error naming
+// `call` (the host API asks before it launches the atomic's kernel).
+std::string gpu_atomics_problem(int pe);
+
 // The device state for GPU code (addresses in the GPU heap; peer flags in GPU memory).
 const pyshmem_device_state* gpu_device_state();
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/state.h"
+#include "cuda/gpu_heap.h"
 #include "host/host.h"
 #include "python/args.h"
 #include "python/errors.h"
@@ -23,6 +24,12 @@ bool gpu_atomic(const char* call, int op, int code, const Buffer& t, const unsig
                 const unsigned char* cond, bool fetching, int pe, unsigned char* old) {
   if (!g_gpu_amo)
     return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays need pyshmem.cuda (import pyshmem.cuda)");
+  // Refused here, before the atomic's kernel runs: a kernel whose request the transport
+  // refuses traps, and that ends the process's CUDA context.
+  const std::string problem = gpu_atomics_problem(pe);
+  if (!problem.empty())
+    return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
+                 "an atomic on PE " + std::to_string(pe) + "'s GPU memory: " + problem);
   uint64_t v = 0, c = 0;
   std::memcpy(&v, value, 8);
   std::memcpy(&c, cond, 8);

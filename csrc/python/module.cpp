@@ -190,6 +190,7 @@ PYBIND11_MODULE(_C, m) {
     pybind::gil_scoped_release nogil;
     gpu_launch(fn, grid.data(), block.data(), shared, stream, packed, call);
   });
+  m.def("gpu_atomics_problem", &gpu_atomics_problem, pybind::arg("pe"));
   m.def("gpu_private_stream", &gpu_private_stream, pybind::arg("call"));
   m.def("gpu_stream_synchronize", &gpu_stream_synchronize, pybind::arg("stream"), pybind::arg("call"),
         pybind::call_guard<pybind::gil_scoped_release>());

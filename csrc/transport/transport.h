@@ -58,6 +58,9 @@ struct Transport {
   void (*put_nbi)(State& s, void* dest, const void* src, size_t nbytes, int pe);
   void (*progress)(State& s);
   void (*teardown)(State& s);
+  // Optional: "" when atomics on PE pe's GPU heap can go through this transport, else
+  // why not and what to do (null: they can, or the transport never carries GPU memory).
+  std::string (*gpu_atomics_problem)(State& s, int pe);
 };
 
 // Registry in preference order; null-terminated.

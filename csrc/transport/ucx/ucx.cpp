@@ -340,8 +340,10 @@ void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
 // An atomic on a peer's GPU memory needs a transport whose NIC performs it (InfiniBand
 // or RoCE verbs: rc_verbs, rc_mlx5, dc_mlx5, with GPUDirect RDMA); transports that run
 // atomics in software on the target's CPU (tcp, the shared-memory ones) would have that
-// CPU touch GPU memory, which it cannot. Fails naming the endpoint's transports.
-void gpu_amo_check(int pe) {
+// CPU touch GPU memory, which it cannot. "" when the atomic may go; else why not, naming
+// the endpoint's transports. Decided once per PE.
+std::string ucx_gpu_atomics_check(State&, int pe) {
+  if (!g.gpu_seg_is_cuda || pe < 0 || pe >= static_cast<int>(g.ep.size()) || !g.ep[pe]) return "";
   std::lock_guard<std::mutex> lock(g.amo_mu);
   std::string& problem = g.gpu_amo_problem[pe];
   if (problem == "?") {
@@ -357,9 +359,7 @@ void gpu_amo_check(int pe) {
         if (entries[i].transport_name) names.emplace_back(entries[i].transport_name);
     problem = ucx_gpu_atomics_problem(names);
   }
-  if (!problem.empty())
-    fail_inner(PYSHMEM_ERR_NOT_IMPLEMENTED, "UCX",
-               "an atomic on PE " + std::to_string(pe) + "'s GPU memory: " + problem);
+  return problem;
 }
 
 void ucx_amo(State& s, const AmoArgs& a) {
@@ -406,7 +406,11 @@ void ucx_amo(State& s, const AmoArgs& a) {
     prm.reply_buffer = &reply;
   }
   const Remote r = remote(a.dest, a.pe);
-  if (g.gpu_seg_is_cuda && r.rkey == g.seg.back().rkey[a.pe] && g.seg.size() > 1) gpu_amo_check(a.pe);
+  if (g.seg.size() > 1 && r.rkey == g.seg.back().rkey[a.pe]) {  // the target is in the GPU heap
+    const std::string problem = ucx_gpu_atomics_check(s, a.pe);
+    if (!problem.empty())
+      fail_inner(PYSHMEM_ERR_NOT_IMPLEMENTED, "UCX", "an atomic on PE " + std::to_string(a.pe) + "'s GPU memory: " + problem);
+  }
   wait("atomic", lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, r.addr, r.rkey, &prm), a.pe);
   if (a.fetch) std::memcpy(a.fetch, &reply, size);
 }
@@ -445,6 +449,6 @@ void ucx_progress(State&) { progress_hook(); }
 
 const Transport kUcxTransport = {"ucx",        kCapRma | kCapAmo, ucx_available, ucx_can_reach, ucx_put,
                                  ucx_get,      ucx_amo,           ucx_fence,     ucx_quiet,     ucx_setup,
-                                 ucx_put_nbi,  ucx_progress,      ucx_teardown};
+                                 ucx_put_nbi,  ucx_progress,      ucx_teardown,  ucx_gpu_atomics_check};
 
 }  // namespace pyshmem

@@ -15,6 +15,9 @@ me, n = shmem.my_pe(), shmem.n_pes()
 assert lib.gpu_active(), lib.gpu_describe()
 assert lib.gpu_describe().startswith("cuda: GPU 0 (Fake CUDA device (pyshmem tests))"), lib.gpu_describe()
 assert lib.gpu_arch() == "sm_90"
+# The fake's "GPU memory" is host memory to UCX too, so UCX's software atomics may go
+# there: nothing refuses them (a real GPU heap over tcp is refused: tests/gpu).
+assert all(lib.gpu_atomics_problem(pe) == "" for pe in range(n))
 
 
 def expect(exc_type, fragment, fn, *args, **kwargs):
