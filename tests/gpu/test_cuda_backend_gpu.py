@@ -74,3 +74,12 @@ def test_timeout_stops_a_gpu_kernel_that_waits_forever():
     assert "TRAPPED" in out and "NOT TRAPPED" not in out, out
     assert "pyshmem::signal_wait_until on PE 0 (block 0, thread 0): waited" in out, out
     assert "longer than PYSHMEM_TIMEOUT" in out and "condition cmp" in out, out
+
+
+@pytest.mark.parametrize("npes", [1, 2])
+def test_host_calls_do_not_queue_behind_user_kernels(npes):
+    """A kernel on the legacy stream spins until a host atomic arrives: pyshmem's host
+    calls on GPU arrays run on its private stream, so they complete (item 5 of issue 16)."""
+    proc = run_pes(HERE / "programs" / "gpu_streams.py", npes, timeout=120,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
+    assert_ok(proc, npes)
