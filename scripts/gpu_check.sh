@@ -15,10 +15,10 @@
 # ~7.8 min: 450 s + a 5 s kill grace + the summary, <= 20 s):
 #   1. machine: nvidia-smi                                      10 s  (no GPU: stop, exit 2)
 #   2. carried wheels (gpu_wheels/*.whl, only if present)       30 s
-#   3. build: pip install --no-build-isolation --no-deps -e .  120 s  (GPU_CHECK_SKIP_BUILD=1 skips)
+#   3. build: pip install --no-build-isolation --no-deps -e .   90 s  (GPU_CHECK_SKIP_BUILD=1 skips)
 #   4. python -m pyshmem info                                   15 s
 #   5. CUDA driver usable from Python (tests/gpu/harness.py)    15 s  (else every GPU test skips)
-#   6. pytest -x tests/gpu, 60 s a test (pytest-timeout,       150 s  (all skipped = failure)
+#   6. pytest -x tests/gpu, 60 s a test (pytest-timeout,       180 s  (all skipped = failure)
 #      thread method, when importable; else only the step's)
 #   7. perftest gpu, 2 PEs: --sizes 8,64K,16M -n 50 -w 5         55 s  (shmemrun --timeout 50)
 #   8. tests/gpu/bench_device.py, medians of 3 (not 7)          45 s
@@ -286,7 +286,7 @@ fi
 # 3. build (offline: the build tools already installed, --no-build-isolation)
 if [ "${GPU_CHECK_SKIP_BUILD:-0}" = 1 ]; then
   printf 'build\tskipped (GPU_CHECK_SKIP_BUILD=1)\t0\t0\n' >>"$STEPS"
-elif ! run_step "build" 120 "$OUT/build.log" "$PY" -m pip install --no-build-isolation --no-deps -e .; then
+elif ! run_step "build" 90 "$OUT/build.log" "$PY" -m pip install --no-build-isolation --no-deps -e .; then
   exit 1
 fi
 
@@ -311,7 +311,7 @@ if "$PY" -c "import pytest_timeout" 2>/dev/null; then
 else
   echo "pytest-timeout is not installed: no per-test timeout, only the step's"
 fi
-run_step "tests/gpu" 150 "$OUT/pytest.log" "$PY" -m pytest -x -v -rfEs ${TO[@]+"${TO[@]}"} \
+run_step "tests/gpu" 180 "$OUT/pytest.log" "$PY" -m pytest -x -v -rfEs ${TO[@]+"${TO[@]}"} \
   --junitxml="$OUT/pytest.xml" -o junit_family=xunit1 tests/gpu &&
   ! grep -qE '(passed|failed)' <(tail -1 "$OUT/pytest.log") &&
   fail "tests/gpu: no test ran (all skipped: see $OUT/pytest.log)"
