@@ -35,6 +35,27 @@ int current_device();
 // INVALID_CONTEXT) and that context has no sticky error (else that error).
 CUresult need_context();
 
+// False with FAKE_CUDA_GDR=0 (no GPUDirect RDMA on VMM allocations).
+bool gdr_supported();
+
+#define REQUIRE_INIT() do { if (!::fakecuda::g_initialized.load()) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define REQUIRE_CONTEXT() \
+  do { CUresult need_ = ::fakecuda::need_context(); if (need_ != CUDA_SUCCESS) return need_; } while (0)
+
+// What an entry point with nothing to do returns.
+inline CUresult done_if_init(CUresult result = CUDA_SUCCESS) {
+  return g_initialized.load() ? result : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+// An entry point whose whole job is to write one value through `out`.
+template <typename T>
+CUresult put(T* out, T value) {
+  REQUIRE_INIT();
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *out = value;
+  return CUDA_SUCCESS;
+}
+
 inline void* host(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 inline CUdeviceptr dptr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
@@ -105,6 +126,30 @@ class CallLog {
 };
 
 // ---- entry points defined outside fake_cuda_driver.cpp ------------------------
+
+// memory.cpp
+CUresult fake_cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
+                                            CUmemAllocationGranularity_flags option);
+CUresult fake_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
+                          unsigned long long flags);
+CUresult fake_cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult fake_cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
+                                           CUmemAllocationHandleType type, unsigned long long flags);
+CUresult fake_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* os_handle,
+                                             CUmemAllocationHandleType type);
+CUresult fake_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle);
+CUresult fake_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                  unsigned long long flags);
+CUresult fake_cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult fake_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                       unsigned long long flags);
+CUresult fake_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count);
+CUresult fake_cuMemUnmap(CUdeviceptr ptr, size_t size);
+CUresult fake_cuMemAlloc(CUdeviceptr* dptr, size_t size);
+CUresult fake_cuMemFree(CUdeviceptr dptr);
+CUresult fake_cuMemHostAlloc(void** pp, size_t size, unsigned int flags);
+CUresult fake_cuMemFreeHost(void* p);
+CUresult fake_cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
 
 // streams.cpp
 CUresult fake_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n);
