@@ -2,9 +2,11 @@
 // cooperation levels, system-scope atomics, the device state, peer addressing, traps.
 //
 // The same source compiles with nvcc (device code: kernels) and with a plain C++17
-// compiler (the "CPU build": host threads call the device API). In the CPU build a
-// warp or a block is a single thread, so `_warp`/`_block` variants do the whole work
-// in the calling thread.
+// compiler (the "CPU build"). There, inside a CUDA C++ kernel run on the CPU
+// (pyshmem/cpu_kernel.h), a block's threads are fibers on one OS thread and the
+// `_warp`/`_block` variants cooperate across them as on a GPU (detail::t_cpu_coop);
+// called from an ordinary host thread, a warp or a block is that single thread and
+// the variants do the whole work in it.
 #pragma once
 
 #include <cuda/atomic>  // libcu++ (CCCL): the same atomics on host and device
@@ -100,11 +102,28 @@ __device__ __forceinline__ int warp_lanes() {
 }
 #endif
 
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+// Set by the CPU kernel runtime (pyshmem/cpu_fibers.h) on the OS thread that runs a
+// block's CUDA threads as fibers, while they run: the calling fiber's rank in its warp
+// or block, the group's size, the group's barrier, and a yield for device-API waits
+// (returns false when no other thread of the block can run). Null elsewhere.
+struct CpuCoop {
+  int (*rank)(Coop);
+  int (*size)(Coop);
+  void (*sync)(Coop);
+  bool (*poll_yield)(bool first_poll);
+};
+inline thread_local const CpuCoop* t_cpu_coop = nullptr;
+#endif
+
 template <Coop C>
 PYSHMEM_HD int coop_rank() {
 #if defined(__CUDA_ARCH__)
   if (C == Coop::warp) return linear_tid() & 31;
   if (C == Coop::block) return linear_tid();
+#elif !defined(__CUDACC_RTC__)
+  if (C != Coop::thread)
+    if (const CpuCoop* c = t_cpu_coop) return c->rank(C);
 #endif
   return 0;
 }
@@ -114,6 +133,9 @@ PYSHMEM_HD int coop_size() {
 #if defined(__CUDA_ARCH__)
   if (C == Coop::warp) return warp_lanes();
   if (C == Coop::block) return block_threads();
+#elif !defined(__CUDACC_RTC__)
+  if (C != Coop::thread)
+    if (const CpuCoop* c = t_cpu_coop) return c->size(C);
 #endif
   return 1;
 }
@@ -126,6 +148,9 @@ PYSHMEM_HD void coop_sync() {
     __syncwarp(lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u));
   }
   if (C == Coop::block) __syncthreads();
+#elif !defined(__CUDACC_RTC__)
+  if (C != Coop::thread)
+    if (const CpuCoop* c = t_cpu_coop) c->sync(C);
 #endif
 }
 
@@ -197,6 +222,11 @@ struct Backoff {
     if (iter > 64) __nanosleep(iter < 1024 ? 32 : 256);
 #endif
 #else
+#if !defined(__CUDACC_RTC__)
+    // A CUDA thread of a CPU kernel: the block's other threads run first.
+    if (const CpuCoop* c = t_cpu_coop)
+      if (c->poll_yield(iter == 1)) return;
+#endif
     if (iter < 1000) return;
     if (iter < 1100) {
       sched_yield();
@@ -288,7 +318,18 @@ PYSHMEM_HD void copy_bytes(void* dst, const void* src, size_t nbytes) {
   else copy_detail::strided_copy<char, C>(dst, src, nbytes);
   coop_sync<C>();
 #else
-  memcpy(dst, src, nbytes);
+  const int n = coop_size<C>();
+  if (n == 1) {
+    memcpy(dst, src, nbytes);
+    return;
+  }
+  // CPU kernel threads (fibers): each copies one contiguous share, in 64-byte units.
+  coop_sync<C>();
+  const size_t share = ((nbytes + n - 1) / n + 63) & ~size_t(63);
+  const size_t lo = share * static_cast<size_t>(coop_rank<C>());
+  if (lo < nbytes)
+    memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, nbytes - lo < share ? nbytes - lo : share);
+  coop_sync<C>();
 #endif
 }
 
