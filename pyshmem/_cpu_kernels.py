@@ -3,14 +3,19 @@
 Used by :mod:`pyshmem.cuda` when this PE's symmetric heap is host memory (the ``cpu``
 backend). The source is compiled with the host C++ compiler as a shared library with
 ``pyshmem/cpu_kernel.h`` included first, which maps the CUDA keywords and
-``threadIdx``/``blockIdx``/... onto host code; a launch runs every block of the grid
-as one host thread (blocks run concurrently, one thread per block). Libraries are
-cached per user, keyed by the source, the flags, the compiler and the headers.
+``threadIdx``/``blockIdx``/... onto host code (``extern __shared__`` arrays are
+rewritten first, see :func:`rewrite_dynamic_shared`). A launch runs every block of the
+grid on its own new OS thread, all blocks at once, and the CUDA threads of a block as
+fibers on that thread (``pyshmem_cpu_run_block`` in ``pyshmem/cpu_block.h``).
+Libraries are cached per user, keyed by the source, the flags, the compiler and the
+headers.
 """
 
 import ctypes
 import hashlib
 import os
+import re
+import struct
 import shutil
 import subprocess
 import tempfile
@@ -20,10 +25,40 @@ from pathlib import Path
 import numpy as np
 
 from pyshmem._lib import lib
-from pyshmem.errors import InvalidArgumentError, ShmemTypeError, ValueOverflowError
+from pyshmem.errors import InvalidArgumentError, KernelError, ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import where
 
 MAX_BLOCKS = 4096  # each block is an OS thread
+DEFAULT_STACK = 64 * 1024  # per CUDA thread, reserved; PYSHMEM_CPU_KERNEL_STACK
+
+# `extern __shared__ <specifiers> name[];` (an array of unknown bound: the launch's
+# dynamic shared memory), at namespace or block scope.
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+((?:[^;\[\]{}()]|\([^;()]*\))*?)\b([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+_ALIGN = re.compile(r"\b(?:__align__|alignas)\s*\([^()]*\)|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
+
+
+def rewrite_dynamic_shared(source):
+    """Rewrites each ``extern __shared__ T name[];`` into a per-block reference to the
+    launch's dynamic shared memory: ``thread_local T (&name)[] = *reinterpret_cast<T
+    (*)[]>(::pyshmem::cpu::dynamic_shared());``.
+
+    A macro cannot do this: ``extern`` precedes the ``__shared__`` keyword and the name
+    follows the type, so no definition of ``__shared__`` turns the declaration into one
+    of a buffer sized at launch (an ``extern thread_local`` array would need a
+    definition of fixed size for every name). ``thread_local`` gives one binding per OS
+    thread, i.e. per block (every block runs on a new thread), made the first time the
+    block reaches it; at block scope it is static storage, as the declaration was.
+    Alignment specifiers are dropped (the buffer is 128-byte aligned). Newlines inside a
+    declaration are kept, so compiler messages keep their line numbers.
+    """
+    def sub(m):
+        spec = " ".join(_ALIGN.sub(" ", m.group(1)).split())
+        name = m.group(2)
+        lines = "\n" * m.group(0).count("\n")
+        return (f"thread_local {spec} (&{name})[] = *reinterpret_cast<{spec} (*)[]>"
+                f"(::pyshmem::cpu::dynamic_shared());{lines}")
+
+    return _EXTERN_SHARED.sub(sub, source)
 
 
 def _compiler():
@@ -68,8 +103,11 @@ def _fingerprint(cxx, flags, source, include_dirs):
 def build(source, name, include_dirs, options):
     """Compiles `source` to a shared library; returns its path (cached)."""
     cxx = _compiler()
-    flags = ["-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-x", "c++",
+    # -fstack-clash-protection: a frame larger than a page touches the fiber stack's
+    # guard page instead of jumping over it into the next thread's stack.
+    flags = ["-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-fstack-clash-protection", "-x", "c++",
              "-include", "pyshmem/cpu_kernel.h"]
+    source = rewrite_dynamic_shared(source)
     flags += [f"-I{d}" for d in include_dirs] + [str(o) for o in options]
     out = cache_dir() / f"{name}-{_fingerprint(cxx, flags, source, include_dirs)}.so"
     _remove_orphans(out.parent)
@@ -109,8 +147,10 @@ def load(path):
     handle = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
     handle.pyshmem_cpu_bind_state.argtypes = [ctypes.c_void_p]
     handle.pyshmem_cpu_bind_state.restype = None
-    handle.pyshmem_cpu_set_block.argtypes = [ctypes.c_uint] * 6
-    handle.pyshmem_cpu_set_block.restype = None
+    handle.pyshmem_cpu_run_block.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                                             ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
+                                             ctypes.c_char_p, ctypes.c_uint64]
+    handle.pyshmem_cpu_run_block.restype = ctypes.c_int
     return handle
 
 
@@ -151,26 +191,84 @@ def c_arg(i, value):
                     f"kernel; pass arrays, NumPy scalars (np.int32, np.float32, ...), int, float or ctypes values")
 
 
-def run_grid(handle, func, grid, args):
-    """Runs func(*args) once per block of `grid` (x, y, z), each block on its own thread."""
-    c_args = [c_arg(i, a) for i, a in enumerate(args)]
+_FLOATS = {ctypes.c_float: (1, "<f"), ctypes.c_double: (2, "<d")}
+
+
+def _abi_word(i, value):
+    """(kind, 64-bit word) of one converted argument: kind 0 integer or pointer
+    (sign- or zero-extended), 1 float (its bits in the low half), 2 double."""
+    if value is None:
+        return 0, 0
+    if isinstance(value, ctypes._Pointer):
+        return 0, ctypes.cast(value, ctypes.c_void_p).value or 0
+    kind = _FLOATS.get(type(value))
+    if kind is not None:
+        return kind[0], int.from_bytes(struct.pack(kind[1], value.value).ljust(8, b"\0"), "little")
+    if ctypes.sizeof(value) > 8 or isinstance(value, ctypes.c_longdouble):
+        raise ShmemTypeError(f"{where('cuda.launch')}: argument {i} ({type(value).__name__}) is wider than 8 bytes; "
+                             "CPU kernels take scalars and pointers of at most 8 bytes")
+    v = value.value
+    v = 0 if v is None else int(v)
+    return 0, v & (2**64 - 1)
+
+
+def stack_size(value):
+    """The stack per CUDA thread: `value` (bytes) or PYSHMEM_CPU_KERNEL_STACK's."""
+    if value is None:
+        row = next((r for r in lib.env_table() if r["name"] == "PYSHMEM_CPU_KERNEL_STACK"), None)
+        text = (row["value"] if row and row["is_set"] else "") or os.environ.get("PYSHMEM_CPU_KERNEL_STACK", "")
+        if not text:
+            return DEFAULT_STACK
+        m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", str(text), re.I)
+        if not m:
+            raise InvalidArgumentError(f"{where('cuda.launch')}: PYSHMEM_CPU_KERNEL_STACK={text!r} is not a size "
+                                       "(bytes, with K, M or G)")
+        value = int(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2).upper()]
+    if isinstance(value, bool) or not isinstance(value, int) or not 16 * 1024 <= value <= 1 << 30:
+        raise InvalidArgumentError(f"{where('cuda.launch')}: stack_size must be an int of bytes from 16 KiB to 1 GiB, "
+                                   f"not {value!r}")
+    return value
+
+
+def run_grid(handle, func, name, grid, block, args, shared_mem=0, stack=None):
+    """Runs kernel `func` over `grid` (x, y, z) blocks of `block` (x, y, z) threads:
+    every block on its own new OS thread (all at once), its threads as fibers there.
+
+    Raises:
+        KernelError: a block cannot finish (threads wait at a __syncthreads some thread
+            of the block never reaches) or an intrinsic was misused; names the kernel,
+            the block, the threads and the PE.
+    """
+    words = [_abi_word(i, c_arg(i, a)) for i, a in enumerate(args)]
+    n = len(words)
+    argv = (ctypes.c_uint64 * max(n, 1))(*[w for _, w in words])
+    kinds = (ctypes.c_uint8 * max(n, 1))(*[k for k, _ in words])
+    stack = stack_size(stack)
     handle.pyshmem_cpu_bind_state(ctypes.c_void_p(lib.device_state_address()))
+    fn = ctypes.cast(func, ctypes.c_void_p).value
     gx, gy, gz = grid
     blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    errors = []
+    kname = name.encode()
 
     def run_block(bx, by, bz):
-        handle.pyshmem_cpu_set_block(bx, by, bz, gx, gy, gz)
-        func(*c_args)  # ctypes releases the GIL: blocks run in parallel
+        coords = (ctypes.c_uint * 9)(bx, by, bz, gx, gy, gz, *block)
+        err = ctypes.create_string_buffer(4096)
+        # ctypes releases the GIL: blocks run in parallel.
+        if handle.pyshmem_cpu_run_block(fn, kname, argv, kinds, n, coords, shared_mem, stack, err, len(err)):
+            errors.append(err.value.decode(errors="replace"))
 
-    if len(blocks) == 1:
-        run_block(*blocks[0])
-        return
+    # A new thread for every block, one block included: static __shared__ variables are
+    # thread_local, so a block never sees another block's (or launch's) values.
     threads = [threading.Thread(target=run_block, args=b, name=f"pyshmem-block-{b}", daemon=True) for b in blocks]
     for t in threads:
         t.start()
     for t in threads:
         while t.is_alive():  # short joins keep Ctrl-C deliverable to the main thread
             t.join(0.1)
+    if errors:
+        more = f" (and {len(errors) - 1} more blocks)" if len(errors) > 1 else ""
+        raise KernelError(f"{where('cuda.launch')}: {errors[0]}{more}")
 
 
-__all__ = ["build", "c_arg", "load", "run_grid", "MAX_BLOCKS"]
+__all__ = ["build", "c_arg", "load", "rewrite_dynamic_shared", "run_grid", "stack_size", "MAX_BLOCKS"]

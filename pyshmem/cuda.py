@@ -4,8 +4,9 @@
   ``launch(module.get_kernel(name), grid, block, *args)`` runs a kernel. With the
   ``cuda`` backend the source is compiled with NVRTC and launched on the GPU; with the
   ``cpu`` backend it is compiled with the host C++ compiler against the CPU build of the
-  device API, and each block of the grid runs as one host thread (one thread per
-  block): communication kernels can be developed and tested without a GPU.
+  device API, each block of the grid runs on its own host thread and its CUDA threads
+  as fibers there (real ``threadIdx``/``blockDim``, ``__syncthreads``, shared memory):
+  communication kernels can be developed and tested without a GPU.
 - ``compile(source)`` runs NVRTC through ``cuda.core`` with pyshmem's and libcu++'s
   include directories set and returns GPU code (cubin, PTX or LTO-IR); it needs no GPU.
 - ``include_paths()`` (or ``python -m pyshmem info --includes``) gives the flags for your
@@ -410,7 +411,7 @@ def _gpu_arg(i, value):
     return bytes(_cpu_kernels.c_arg(i, value))
 
 
-def launch(kernel, grid, block, *args, stream=None):
+def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=None):
     """Runs `kernel` on a grid of blocks.
 
     GPU modules: arguments are GPU arrays (``GpuArray`` from empty/zeros, or any
@@ -421,12 +422,23 @@ def launch(kernel, grid, block, *args, stream=None):
     stream (0: the legacy default stream) it is enqueued there and the call returns
     (:func:`synchronize` waits for it).
 
-    CPU modules: every block runs as one host thread, all blocks at once (so blocks may
-    wait for each other's signals), and a block has one thread: ``blockDim`` is 1 and
-    ``threadIdx`` 0 whatever `block` says, so write kernels that stride by ``blockDim``
-    (or use the ``_block`` device calls) and they run unchanged on a GPU. Arrays are
-    NumPy or symmetric arrays (pointers to their first element, no copy); the call is
-    synchronous and `stream` must be None.
+    CPU modules: every block runs on its own new host thread, all blocks at once (so
+    blocks may wait for each other's signals), and the `block` CUDA threads of a block
+    are fibers on that thread with the launch's ``threadIdx``/``blockDim`` (1-D, 2-D,
+    3-D). A fiber runs until it synchronises: ``__syncthreads`` (and ``_count``/``_and``/
+    ``_or``) is a real block barrier, ``__syncwarp(mask)`` meets the lanes in mask, and
+    the device API's waits (``signal_wait_until``, ``wait_until``, barriers, ``quiet``)
+    let the block's other threads run; its ``_warp``/``_block`` calls cooperate across
+    the threads as on a GPU (one signal per block, the copy shared out). A thread that
+    spins on its own block's flags without a device-API wait does not let the others
+    run. A block that cannot finish because some of its threads wait at a
+    ``__syncthreads`` that others never reach raises :class:`pyshmem.KernelError`; a
+    thread that overflows its stack ends the process with a message naming kernel,
+    block and thread. Static ``__shared__`` variables are per block and start zeroed;
+    ``extern __shared__ T name[]`` is the launch's `shared_mem` bytes, per block. Arrays
+    are NumPy or symmetric arrays (pointers to their first element, no copy); the call
+    is synchronous and `stream` must be None. Warp intrinsics (``__shfl_sync``...) and
+    cooperative groups are not available there yet.
 
     Both check the arguments against the kernel's parameters as the module's source
     declares them (``kernel.params``): their number, and their kind (an array or address
@@ -444,12 +456,19 @@ def launch(kernel, grid, block, *args, stream=None):
             and floats (the parameter's type; 64-bit and ``double`` where it is not
             known), ctypes values, or None (null pointer).
         stream: GPU only: None, a CUstream handle or a CUDA stream object.
+        shared_mem: bytes of dynamic shared memory per block (``extern __shared__``), on
+            both targets (a GPU may need more than 48 KiB opted in for the kernel).
+        stack_size: CPU only: bytes of stack reserved per CUDA thread (committed as
+            used); default ``PYSHMEM_CPU_KERNEL_STACK`` (64 KiB).
 
     Raises:
         ShmemTypeError: `kernel` is not a Kernel, too few or too many arguments, or an
             argument of the wrong kind for its parameter or that cannot be passed.
         ValueOverflowError: a Python int out of its parameter's range.
-        InvalidArgumentError: a bad grid/block, a non-contiguous array, or a stream on the CPU.
+        InvalidArgumentError: a bad grid/block/shared_mem/stack_size, a non-contiguous
+            array, or a stream on the CPU.
+        KernelError: CPU: a block could not finish (a missed ``__syncthreads``) or an
+            intrinsic was misused; the message names kernel, block and threads.
     """
     from pyshmem import _cpu_kernels
     from pyshmem._gpu_arrays import _stream_handle
@@ -461,17 +480,23 @@ def launch(kernel, grid, block, *args, stream=None):
     on_gpu = kernel.module.target == "gpu"
     grid3 = _dims("grid", grid, 2**31 - 1 if on_gpu else _cpu_kernels.MAX_BLOCKS)
     block3 = _dims("block", block, 1024)
+    if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or not 0 <= shared_mem < 2**32:
+        raise InvalidArgumentError(f"{where('cuda.launch')}: shared_mem must be an int of bytes (0 to 2**32 - 1), "
+                                   f"not {shared_mem!r}")
     ensure_started("cuda.launch")
     args = _kernel_args.check(kernel.name, kernel.params, args)
     if on_gpu:
+        if stack_size is not None:
+            raise InvalidArgumentError(f"{where('cuda.launch')}: stack_size= is for CPU launches (a GPU thread's stack "
+                                       "is set for the context, not per launch)")
         packed = [_gpu_arg(i, a) for i, a in enumerate(args)]
-        lib.gpu_launch(kernel._func, list(grid3), list(block3), 0, _stream_handle(stream, "cuda.launch"), packed,
-                       "pyshmem.cuda.launch")
+        lib.gpu_launch(kernel._func, list(grid3), list(block3), shared_mem, _stream_handle(stream, "cuda.launch"),
+                       packed, "pyshmem.cuda.launch")
         return
     if stream is not None:
         raise InvalidArgumentError(f"{where('cuda.launch')}: stream= is for GPU launches; the CPU build runs the kernel "
                                    "synchronously (pass stream=None)")
-    _cpu_kernels.run_grid(kernel.module._lib, kernel._func, grid3, args)
+    _cpu_kernels.run_grid(kernel.module._lib, kernel._func, kernel.name, grid3, block3, args, shared_mem, stack_size)
 
 
 __all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch", "put",

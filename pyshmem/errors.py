@@ -32,6 +32,17 @@ class InvalidHandleError(InvalidArgumentError, RuntimeError):
 
     __module__ = "pyshmem"
 
+
+class KernelError(ShmemError, RuntimeError):
+    """A CUDA C++ kernel run on the CPU (``pyshmem.cuda.launch``) went wrong in a way a
+    GPU would turn into a hang or undefined behaviour: a block whose threads wait at a
+    ``__syncthreads`` that some thread never reaches, or a misused intrinsic. The
+    message names the kernel, the block, the threads and the PE.
+    """
+
+    __module__ = "pyshmem"
+
+
 __all__ = [
     "ShmemError",
     "InvalidArgumentError",
@@ -46,4 +57,5 @@ __all__ = [
     "InternalError",
     "ValueOverflowError",
     "InvalidHandleError",
+    "KernelError",
 ]

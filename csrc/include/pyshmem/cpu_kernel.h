@@ -1,17 +1,38 @@
 // pyshmem/cpu_kernel.h: compile a CUDA C++ kernel source with a host C++17 compiler, so
 // that the same kernel runs on the CPU build of the device API (no GPU).
 //
-//   g++ -std=c++17 -O2 -shared -fPIC -x c++ -include pyshmem/cpu_kernel.h
-//       -I<pyshmem include> -I<cccl include> kernel.cu -o kernel.so
+//   g++ -std=c++17 -O2 -shared -fPIC -fstack-clash-protection -x c++
+//       -include pyshmem/cpu_kernel.h -I<pyshmem include> -I<cccl include> kernel.cu -o kernel.so
 //
-// pyshmem.cuda.Module does this for you and launches the kernels. Execution model:
-// every block of the grid is one host thread (all blocks run concurrently, so blocks
-// may wait for each other), and a block has exactly one thread: blockDim is (1,1,1)
-// and threadIdx is (0,0,0) whatever block size the launch asked for, as in the
-// device API's CPU build where a warp or a block is the calling thread. Kernels that
-// stride over data by blockDim/threadIdx, or call _warp/_block variants, therefore run
-// unchanged. Not available: warp intrinsics (__shfl_*, __ballot_*), dynamic shared
-// memory (extern __shared__), textures, CUDA runtime API calls.
+// pyshmem.cuda.Module does this for you (after rewriting `extern __shared__` arrays, see
+// below) and pyshmem.cuda.launch runs the kernels. Execution model:
+//
+// - Every block of the grid runs on its own new OS thread, all blocks at once (so
+//   blocks may wait for each other's flags and signals), and every CUDA thread of a
+//   block is a fiber on that OS thread (pyshmem/cpu_fibers.h, pyshmem/cpu_block.h):
+//   threadIdx/blockDim are those of the launch, in 1-D, 2-D and 3-D, up to 1024
+//   threads. A fiber runs until it synchronises, in thread order: __syncthreads and its
+//   _count/_and/_or forms (a real block barrier), __syncwarp(mask) (the lanes named in
+//   mask meet), the device API's waits (signal_wait_until, wait_until, barriers, quiet
+//   and a full proxy FIFO let the block's other threads run), and the end of the
+//   thread. A thread that spins on a flag with plain loads or atomics, without a device
+//   API wait, does not let the other threads of its block run (blocks are separate OS
+//   threads, so spinning on another block's flag works).
+// - __syncthreads needs every thread of the block: a thread that ended does not count
+//   as arrived, and a block left with threads waiting at a barrier that can never
+//   complete is reported (kernel, block, threads) instead of hanging. (GPUs differ in
+//   whether exited threads count; CUDA makes the kernel undefined either way.)
+// - The device API's _warp/_block variants cooperate across the fibers of the warp or
+//   block as on a GPU: one proxy request, one signal, the copy shared out.
+// - Static __shared__ variables are per block (thread_local of the block's OS thread,
+//   a fresh thread per block: zero at the start of every block). `extern __shared__ T
+//   name[];` is rewritten by pyshmem.cuda.Module into a reference to the launch's
+//   dynamic shared memory (launch(shared_mem=bytes)), per block, zero-filled.
+// - Stack per CUDA thread: 64 KiB reserved (PYSHMEM_CPU_KERNEL_STACK or
+//   launch(stack_size=)), committed lazily, a guard page below; an overflow is
+//   reported with kernel, block and thread before the process ends.
+// Not available yet: warp intrinsics (__shfl_*, __ballot_*), cooperative groups,
+// textures, printf/assert from kernels, CUDA runtime API calls.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -20,8 +41,10 @@
 
 #include <atomic>
 
-// First, before the CUDA keywords below are defined away, so libcu++ sees a plain host build.
+// First, before the CUDA keywords below are defined away, so libcu++ and the C++
+// library see a plain host build.
 #include "pyshmem/device.cuh"
+#include "pyshmem/cpu_block.h"
 
 #define __global__
 #define __device__
@@ -30,51 +53,31 @@
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
-// Per block = per host thread (a block is one thread here). Uninitialised, as on a GPU.
+// Per block = per OS thread of the block (see above). Uninitialised on a GPU.
 #define __shared__ static thread_local
 
-struct uint3 {
-  unsigned x, y, z;
-};
-struct dim3 {
-  unsigned x, y, z;
-  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
-};
-
-namespace pyshmem {
-namespace cpu {
-struct Coords {
-  uint3 thread_idx{0, 0, 0};
-  uint3 block_idx{0, 0, 0};
-  dim3 block_dim{1, 1, 1};
-  dim3 grid_dim{1, 1, 1};
-};
-inline thread_local Coords coords;
-}  // namespace cpu
-}  // namespace pyshmem
-
-#define threadIdx (::pyshmem::cpu::coords.thread_idx)
+#define threadIdx (::pyshmem::cpu::t_block->cur->tid)
 #define blockIdx (::pyshmem::cpu::coords.block_idx)
 #define blockDim (::pyshmem::cpu::coords.block_dim)
 #define gridDim (::pyshmem::cpu::coords.grid_dim)
 
-inline void __syncthreads() {}
-inline void __syncwarp(unsigned = 0xffffffffu) {}
+inline void __syncthreads() { ::pyshmem::cpu::fibers::barrier(0); }
+inline int __syncthreads_count(int pred) { return ::pyshmem::cpu::fibers::barrier(pred); }
+inline int __syncthreads_and(int pred) {
+  return ::pyshmem::cpu::fibers::barrier(pred) == static_cast<int>(::pyshmem::cpu::t_block->n);
+}
+inline int __syncthreads_or(int pred) { return ::pyshmem::cpu::fibers::barrier(pred) != 0; }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { ::pyshmem::cpu::fibers::syncwarp(mask); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 // Entry points the launcher calls (weak: the header may be included by several files
-// of one library). Exported even under -fvisibility=hidden.
+// of one library). Exported even under -fvisibility=hidden. pyshmem_cpu_run_block is
+// in pyshmem/cpu_block.h.
 extern "C" {
 // Binds this library's copy of the device API to the runtime's state (before launches).
 __attribute__((weak, visibility("default"))) void pyshmem_cpu_bind_state(const pyshmem_device_state* state) {
   pyshmem::detail::h_state = state;
-}
-// Sets the calling thread's block coordinates for the kernel call that follows.
-__attribute__((weak, visibility("default"))) void pyshmem_cpu_set_block(unsigned bx, unsigned by, unsigned bz,
-                                                                         unsigned gx, unsigned gy, unsigned gz) {
-  pyshmem::cpu::coords.block_idx = uint3{bx, by, bz};
-  pyshmem::cpu::coords.grid_dim = dim3(gx, gy, gz);
 }
 }

@@ -1,6 +1,6 @@
 """CUDA C++ kernels on the CPU build, launched with pyshmem.cuda on every PE.
 
-Checks: block coordinates, blocks running concurrently (block 0 waits for a value the
+Checks: block coordinates (and blockDim: 64x2 threads run per block), blocks running concurrently (block 0 waits for a value the
 last block stores), contended device atomics from every block of every PE, get/put
 across PEs from a kernel, a device barrier, and a second launch of the same kernel.
 Prints "OK pe=<k>".
@@ -15,6 +15,7 @@ SOURCE = r"""
 #include <pyshmem/device.cuh>
 
 extern "C" __global__ void coords(int* out) {
+  if (threadIdx.x + threadIdx.y + threadIdx.z != 0) return;  // one thread per block writes
   const int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   out[4 * b + 0] = blockIdx.x * 100 + blockIdx.y * 10 + blockIdx.z;
   out[4 * b + 1] = gridDim.x * 100 + gridDim.y * 10 + gridDim.z;
@@ -60,7 +61,7 @@ mod = pcuda.Module(SOURCE, name="cpu_kernels_test", target="cpu")
 out = np.full(4 * 3 * 2 * 2, -1, np.int32)
 pcuda.launch(mod.get_kernel("coords"), (3, 2, 2), (64, 2), out)
 rows = out.reshape(-1, 4)
-want = [(x * 100 + y * 10 + z, 322, 1, 0) for z in range(2) for y in range(2) for x in range(3)]
+want = [(x * 100 + y * 10 + z, 322, 128, 0) for z in range(2) for y in range(2) for x in range(3)]
 assert [tuple(r) for r in rows] == want, rows
 
 flag = shmem.zeros(1, np.int64)
@@ -74,9 +75,9 @@ shmem.barrier_all()
 for _ in range(2):  # the same kernel twice
     pcuda.launch(mod.get_kernel("count"), 6, 32, counter, np.int32(50), mine)
 shmem.barrier_all()
-assert mine[0] == 0 and mine[1] == 12, mine
+assert mine[0] == 0 and mine[1] == 12 * 32, mine  # every thread of every block
 if me == 0:
-    assert counter[0] == n * 2 * 6 * 50, counter
+    assert counter[0] == n * 2 * 6 * 32 * 50, counter
 
 box = shmem.zeros(4, np.float64)
 got = np.zeros(4, np.float64)

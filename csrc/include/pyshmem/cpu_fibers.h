@@ -1,0 +1,383 @@
+// pyshmem/cpu_fibers.h: the fibers that run the CUDA threads of a block of a CUDA C++
+// kernel built for the CPU (included by pyshmem/cpu_kernel.h; host compilers only).
+//
+// One OS thread runs one block. Every CUDA thread of the block is a fiber: a user-level
+// context with its own small stack, switched only at synchronisation points
+// (__syncthreads, __syncwarp, device-API waits, the end of the thread). The scheduler is
+// deterministic: a FIFO run queue in thread order, and a switch goes straight from one
+// fiber to the next runnable one (no trip through a scheduler context), so a
+// __syncthreads costs one context switch per thread.
+//
+// Context switch: on x86-64 a 16-instruction switch that saves the six callee-saved
+// registers (the ABI's; kernels do not change the floating-point control state, which
+// stays shared), ~4 ns; elsewhere, or with -DPYSHMEM_CPU_FIBERS_UCONTEXT, POSIX
+// swapcontext, which also saves the signal mask with a system call (~300 ns).
+//
+// Stacks: one mapping per block (MAP_NORESERVE: only touched pages are resident, an
+// idle thread costs about one 4 KiB page) holding every thread's stack with a guard page
+// below each. Guards are MADV_GUARD_INSTALL markers (Linux >= 6.13), which do not split
+// the mapping, so 96 blocks x 1024 threads stay far below vm.max_map_count; older
+// kernels get PROT_NONE pages (two mappings per thread). Kernels are compiled with
+// -fstack-clash-protection, so a large frame touches the guard instead of jumping it.
+// A SIGSEGV handler on an alternate signal stack recognises a guard-page hit and prints
+// kernel, block, thread and the stack size option before the process dies.
+#pragma once
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#if !defined(__x86_64__) && !defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+#define PYSHMEM_CPU_FIBERS_UCONTEXT 1
+#endif
+#if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+#include <ucontext.h>
+#endif
+
+#if !defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+// void pyshmem_fiber_switch(void** save_sp, void* load_sp): saves the callee-saved
+// registers on the current stack, stores the stack pointer in *save_sp, and resumes the
+// context whose stack pointer is load_sp. Weak and hidden: one copy per kernel library.
+extern "C" void pyshmem_fiber_switch(void** save_sp, void* load_sp);
+asm(R"(
+  .text
+  .p2align 4
+  .weak pyshmem_fiber_switch
+  .hidden pyshmem_fiber_switch
+  .type pyshmem_fiber_switch,@function
+pyshmem_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size pyshmem_fiber_switch,.-pyshmem_fiber_switch
+)");
+#endif
+
+// CUDA's vector types for the built-in coordinates.
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+namespace pyshmem {
+namespace cpu {
+
+enum FiberState : uint8_t { kReady, kBarrier, kWarpSync, kDone };
+
+struct Fiber {
+  void* sp = nullptr;       // saved stack pointer while switched out
+  uint3 tid{0, 0, 0};     // threadIdx
+  unsigned linear = 0;      // x + bdx * (y + bdy * z); warp = linear / 32
+  FiberState state = kReady;
+  unsigned warp_mask = 0;   // the mask of the __syncwarp it waits at
+  int result = 0;           // __syncthreads_count's result, set at release
+  char* stack_lo = nullptr; // lowest usable byte (the guard lies below)
+#if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+  ucontext_t* uc = nullptr;
+#endif
+};
+
+// One block being run by the calling OS thread.
+struct Block {
+  const char* kernel = "";
+  void (*entry)(Block*) = nullptr;  // runs the kernel body for the current fiber
+  void* entry_arg = nullptr;
+  uint3 block_idx{0, 0, 0};
+  unsigned n = 1;                   // threads
+  Fiber* fibers = nullptr;
+  Fiber* cur = nullptr;
+  // Stacks: fiber i's guard at region + i*slot, its stack above it up to region + (i+1)*slot.
+  char* region = nullptr;
+  size_t region_bytes = 0, slot = 0, guard = 0, stack = 0;
+  bool mprotect_guards = false;
+  // Scheduler.
+  void* main_sp = nullptr;          // the OS thread's own context while fibers run
+#if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+  ucontext_t main_uc;
+#endif
+  unsigned* runq = nullptr;         // ring of n fiber indices
+  unsigned rq_head = 0, rq_count = 0;
+  unsigned exited = 0;
+  unsigned bar_arrived = 0;
+  int bar_sum = 0;
+  unsigned poll_streak = 0, idle_rounds = 0;
+  void* dead_sp = nullptr;          // where an exited fiber's last switch saves its sp
+};
+
+inline thread_local Block* t_block = nullptr;
+
+namespace fibers {
+
+inline size_t page_size() {
+  static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+inline void rq_push(Block* b, unsigned i) {
+  b->runq[(b->rq_head + b->rq_count) % b->n] = i;
+  ++b->rq_count;
+}
+inline unsigned rq_pop(Block* b) {
+  const unsigned i = b->runq[b->rq_head];
+  b->rq_head = (b->rq_head + 1) % b->n;
+  --b->rq_count;
+  return i;
+}
+
+// ---- context switch ----
+[[noreturn]] inline void fiber_main();
+
+#if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+inline void uc_entry() { fiber_main(); }
+#endif
+
+// Prepares fiber f to start at fiber_main on its own stack.
+inline void prepare(Block* b, Fiber& f) {
+  char* top = f.stack_lo + b->stack;
+#if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+  getcontext(f.uc);
+  f.uc->uc_stack.ss_sp = f.stack_lo;
+  f.uc->uc_stack.ss_size = b->stack;
+  f.uc->uc_link = nullptr;
+  makecontext(f.uc, uc_entry, 0);
+  (void)top;
+#else
+  // The frame pyshmem_fiber_switch pops: r15 r14 r13 r12 rbx rbp, then `ret` to
+  // fiber_main with the stack as right after a call (rsp = 8 mod 16), a null return address.
+  void** sp = reinterpret_cast<void**>(top);
+  *--sp = nullptr;
+  *--sp = reinterpret_cast<void*>(&fiber_main);
+  for (int r = 0; r < 6; ++r) *--sp = nullptr;
+  f.sp = sp;
+#endif
+}
+
+// Switches from the running context (saving into *save) to fiber `to`, or to the
+// block's OS-thread context when `to` is null.
+inline void switch_to(Block* b, Fiber* from, Fiber* to) {
+  b->cur = to;
+#if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
+  static thread_local ucontext_t dead;
+  ucontext_t* save = from ? (from->state == kDone ? &dead : from->uc) : &b->main_uc;
+  swapcontext(save, to ? to->uc : &b->main_uc);
+#else
+  void** save = from ? (from->state == kDone ? &b->dead_sp : &from->sp) : &b->main_sp;
+  pyshmem_fiber_switch(save, to ? to->sp : b->main_sp);
+#endif
+}
+
+// The running fiber stops (it waits or ended): runs the next runnable fiber, or goes
+// back to the OS thread when none is left (all ended, or a deadlock run_block reports).
+inline void switch_away(Block* b) {
+  Fiber* me = b->cur;
+  Fiber* next = b->rq_count ? &b->fibers[rq_pop(b)] : nullptr;
+  if (next == me) return;
+  switch_to(b, me, next);
+}
+
+inline void progress(Block* b) {
+  b->poll_streak = 0;
+  b->idle_rounds = 0;
+}
+
+// ---- synchronisation ----
+// __syncthreads: every thread of the block must arrive (see cpu_kernel.h for why
+// exited threads do not count as arrived); the last one releases the others in thread
+// order and carries on. Returns the number of threads whose `pred` was nonzero.
+inline int barrier(int pred) {
+  Block* b = t_block;
+  Fiber* me = b->cur;
+  progress(b);
+  b->bar_sum += pred != 0;
+  if (++b->bar_arrived < b->n) {
+    me->state = kBarrier;
+    switch_away(b);
+    return me->result;
+  }
+  const int sum = b->bar_sum;
+  b->bar_arrived = 0;
+  b->bar_sum = 0;
+  for (unsigned i = 0; i < b->n; ++i) {
+    Fiber& f = b->fibers[i];
+    if (f.state == kBarrier) {
+      f.state = kReady;
+      f.result = sum;
+      rq_push(b, i);
+    }
+  }
+  return sum;
+}
+
+// Lanes of the calling thread's warp that exist (the last warp may be partial).
+inline unsigned warp_lanes_mask(const Block* b, unsigned linear) {
+  const unsigned rest = b->n - (linear & ~31u);
+  return rest >= 32 ? 0xffffffffu : ((1u << rest) - 1u);
+}
+
+[[noreturn]] inline void usage_error(const char* what);
+
+// __syncwarp(mask): waits until every lane named in `mask` waits at a __syncwarp with
+// the same mask; the last to arrive releases them. The calling lane must be in `mask`,
+// as CUDA requires; lanes past the end of the block (a partial last warp) are ignored.
+inline void syncwarp(unsigned mask) {
+  Block* b = t_block;
+  Fiber* me = b->cur;
+  const unsigned lane = me->linear & 31u, base = me->linear & ~31u;
+  if (!(mask & (1u << lane))) usage_error("__syncwarp(mask): the calling thread's lane is not in mask");
+  mask &= warp_lanes_mask(b, me->linear);
+  progress(b);
+  for (unsigned l = 0; l < 32; ++l) {
+    if (!(mask & (1u << l)) || l == lane) continue;
+    const Fiber& o = b->fibers[base + l];
+    if (o.state != kWarpSync || o.warp_mask != mask) {  // someone is missing: wait
+      me->state = kWarpSync;
+      me->warp_mask = mask;
+      switch_away(b);
+      return;
+    }
+  }
+  for (unsigned l = 0; l < 32; ++l) {
+    if (!(mask & (1u << l)) || l == lane) continue;
+    Fiber& o = b->fibers[base + l];
+    o.state = kReady;
+    rq_push(b, base + l);
+  }
+}
+
+// A device-API wait polls again (device/common.cuh's Backoff, CPU build): lets the
+// other runnable threads of the block run first. Returns false when none can (the
+// caller then backs off on the OS thread as outside fibers). When every runnable
+// thread only polled since the last real progress, the OS thread pauses once for the
+// round: spins, then yields, then sleeps 20 us, like the device API's own backoff.
+inline bool poll_yield(bool first_poll) {
+  Block* b = t_block;
+  if (!b || !b->rq_count) return false;
+  if (first_poll) progress(b);
+  if (++b->poll_streak > b->rq_count) {
+    b->poll_streak = 0;
+    const unsigned r = ++b->idle_rounds;
+    if (r >= 1100) {
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, nullptr);
+    } else if (r >= 1000) {
+      sched_yield();
+    }
+  }
+  rq_push(b, static_cast<unsigned>(b->cur - b->fibers));
+  switch_away(b);
+  return true;
+}
+
+[[noreturn]] inline void fiber_main() {
+  Block* b = t_block;
+  b->entry(b);
+  Fiber* me = b->cur;
+  me->state = kDone;
+  ++b->exited;
+  progress(b);
+  switch_away(b);
+  __builtin_unreachable();
+}
+
+// ---- stack overflow report ----
+inline std::atomic<int> g_segv_installed{0};
+inline struct sigaction g_prev_segv;
+
+inline void on_segv(int sig, siginfo_t* si, void* ctx) {
+  Block* b = t_block;
+  char* a = static_cast<char*>(si->si_addr);
+  if (b && b->region && a >= b->region && a < b->region + b->region_bytes &&
+      static_cast<size_t>(a - b->region) % b->slot < b->guard) {
+    const Fiber& f = b->fibers[(a - b->region) / b->slot];
+    char msg[640];
+    const int len = snprintf(
+        msg, sizeof msg,
+        "pyshmem: stack overflow in CPU kernel %s, block (%u,%u,%u), thread (%u,%u,%u): the thread used more than "
+        "its %zu KiB stack. Raise it with pyshmem.cuda.launch(..., stack_size=BYTES) or PYSHMEM_CPU_KERNEL_STACK "
+        "(e.g. 256K), or move large arrays out of the kernel's locals (shared or global memory).\n",
+        b->kernel, b->block_idx.x, b->block_idx.y, b->block_idx.z, f.tid.x, f.tid.y, f.tid.z, b->stack / 1024);
+    if (len > 0) (void)!write(2, msg, static_cast<size_t>(len) < sizeof msg ? len : sizeof msg - 1);
+  }
+  // Not ours, or reported: the previous handler (or the default action) takes the
+  // fault when the instruction runs again.
+  sigaction(SIGSEGV, &g_prev_segv, nullptr);
+  (void)sig;
+  (void)ctx;
+}
+
+inline void install_segv_handler() {
+  int expected = 0;
+  if (!g_segv_installed.compare_exchange_strong(expected, 1)) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &g_prev_segv);
+}
+
+// ---- stacks ----
+// Maps the block's stacks with guards; returns an error message or null.
+inline const char* map_stacks(Block* b, size_t stack_bytes) {
+  const size_t pg = page_size();
+  b->stack = (stack_bytes + pg - 1) / pg * pg;
+  if (b->stack < 4 * pg) b->stack = 4 * pg;
+  b->guard = pg;
+  b->slot = b->stack + b->guard;
+  b->region_bytes = b->slot * b->n;
+  void* p = mmap(nullptr, b->region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) return "cannot reserve address space for the block's thread stacks (mmap failed)";
+  b->region = static_cast<char*>(p);
+#if defined(MADV_NOHUGEPAGE)
+  madvise(p, b->region_bytes, MADV_NOHUGEPAGE);  // a huge page would make every stack resident
+#endif
+  constexpr int kGuardInstall = 102;  // MADV_GUARD_INSTALL (Linux 6.13)
+  static std::atomic<int> guard_markers{-1};     // -1 unknown, 0 no, 1 yes
+  for (unsigned i = 0; i < b->n; ++i) {
+    char* g = b->region + i * b->slot;
+    if (guard_markers.load(std::memory_order_relaxed) != 0) {
+      if (madvise(g, b->guard, kGuardInstall) == 0) {
+        guard_markers.store(1, std::memory_order_relaxed);
+        continue;
+      }
+      guard_markers.store(0, std::memory_order_relaxed);
+    }
+    b->mprotect_guards = true;
+    if (mprotect(g, b->guard, PROT_NONE) != 0)
+      return "cannot protect the guard pages of the block's thread stacks: this kernel (Linux < 6.13) needs two "
+             "memory maps per CUDA thread and vm.max_map_count is too low; raise it (sysctl vm.max_map_count) or "
+             "launch fewer threads";
+  }
+  return nullptr;
+}
+
+inline void unmap_stacks(Block* b) {
+  if (b->region) munmap(b->region, b->region_bytes);
+  b->region = nullptr;
+}
+
+}  // namespace fibers
+}  // namespace cpu
+}  // namespace pyshmem
