@@ -1,0 +1,80 @@
+"""The CPU launch of CUDA C++ kernels (pyshmem.cuda on a cpu Module), one PE in the test
+process: arguments beyond the registers reach the kernel, the extern __shared__
+rewrite, and launch's shared_mem/stack_size checks."""
+
+import numpy as np
+import pytest
+
+import pyshmem
+import pyshmem.cuda as pcuda
+from conftest import cpu_kernel_toolchain_missing
+from pyshmem._cpu_kernels import rewrite_dynamic_shared
+
+REASON = cpu_kernel_toolchain_missing()
+
+SOURCE = r"""
+#include <pyshmem/device.cuh>
+// 9 integer/pointer and 11 floating-point parameters: some go on the stack.
+extern "C" __global__ void many(double* out, int a, long long b, float f0, double f1, unsigned char c, float f2,
+                                double f3, short d, float f4, double f5, int e, float f6, double f7, long long g,
+                                float f8, double f9, int h, float f10) {
+  if (threadIdx.x != 0) return;
+  const double v[] = {double(a), double(b), f0, f1, double(c), f2, f3, double(d), f4, f5,
+                      double(e), f6, f7, double(g), f8, f9, double(h), f10};
+  for (int i = 0; i < 18; ++i) out[i] = v[i];
+}
+template <class T>
+__device__ T* dyn() {
+  extern __shared__ __align__(16) unsigned char raw[];
+  return reinterpret_cast<T*>(raw);
+}
+extern __shared__ int at_file_scope[];
+extern "C" __global__ void dynamic(int* out) {
+  int* s = dyn<int>();
+  s[threadIdx.x] = threadIdx.x + 1;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int sum = 0;
+    for (unsigned i = 0; i < blockDim.x; ++i) sum += at_file_scope[i];  // the same buffer
+    out[blockIdx.x] = sum;
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def module():
+    if REASON is not None:
+        pytest.skip(str(REASON))
+    return pcuda.Module(SOURCE, name="unit_cpu_kernel_launch", target="cpu")
+
+
+def test_arguments_past_the_registers(module):
+    out = np.zeros(18)
+    args = [np.int32(-1), -(2**40), np.float32(0.5), 1.25, np.uint8(200), np.float32(-2.5), 3.75, np.int16(-300),
+            np.float32(4.5), 5.25, np.int32(7), np.float32(6.5), 7.75, 2**41, np.float32(8.5), 9.25, np.int32(-9),
+            np.float32(10.5)]
+    pcuda.launch(module.get_kernel("many"), 1, 32, out, *args)
+    assert out.tolist() == [float(a) for a in args]
+
+
+def test_dynamic_shared_memory_is_per_block_and_shared_by_every_extern_name(module):
+    out = np.zeros(3, np.int32)
+    pcuda.launch(module.get_kernel("dynamic"), 3, 64, out, shared_mem=64 * 4)
+    assert out.tolist() == [64 * 65 // 2] * 3
+
+
+def test_rewrite_keeps_lines_and_drops_alignment():
+    src = "a;\nextern __shared__ __align__(16)\n  float buf[];\nb;\n  extern  __shared__ volatile int x[ ];"
+    out = rewrite_dynamic_shared(src)
+    assert out.count("\n") == src.count("\n")
+    assert "thread_local float (&buf)[] = *reinterpret_cast<float (*)[]>(::pyshmem::cpu::dynamic_shared());" in out
+    assert "thread_local volatile int (&x)[]" in out and "__align__" not in out
+    assert rewrite_dynamic_shared("__shared__ float s[128]; extern int y[];") == "__shared__ float s[128]; extern int y[];"
+
+
+@pytest.mark.parametrize("kw", [{"shared_mem": -1}, {"shared_mem": 1.5}, {"stack_size": 100}, {"stack_size": "64K"}])
+def test_bad_shared_mem_or_stack_size(module, kw):
+    out = np.zeros(3, np.int32)
+    with pytest.raises(pyshmem.InvalidArgumentError, match="shared_mem|stack_size"):
+        pcuda.launch(module.get_kernel("dynamic"), 1, 32, out, **kw)
