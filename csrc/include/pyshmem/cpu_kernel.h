@@ -31,6 +31,10 @@
 // - Stack per CUDA thread: 64 KiB reserved (PYSHMEM_CPU_KERNEL_STACK or
 //   launch(stack_size=)), committed lazily, a guard page below; an overflow is
 //   reported with kernel, block and thread before the process ends.
+// - CUDA's atomic functions (atomicAdd ... atomicCAS, with _block/_system forms), the
+//   integer intrinsics (__popc, __clz, __ffs, __brev, __mulhi ...), warpSize, clock64,
+//   __nanosleep (lets the block's other threads run), __ldg, min/max:
+//   pyshmem/cpu_intrinsics.h.
 // Not available yet: warp intrinsics (__shfl_*, __ballot_*), cooperative groups,
 // textures, printf/assert from kernels, CUDA runtime API calls.
 #pragma once
@@ -45,6 +49,7 @@
 // library see a plain host build.
 #include "pyshmem/device.cuh"
 #include "pyshmem/cpu_block.h"
+#include "pyshmem/cpu_intrinsics.h"
 
 #define __global__
 #define __device__
