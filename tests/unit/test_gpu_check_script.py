@@ -58,5 +58,6 @@ def test_a_step_that_hangs_is_cut_at_its_timeout_and_reported(tmp_path):
     out = proc.stdout
     assert proc.returncode == 2, out + proc.stderr
     assert took < 20, took
-    assert "| step: machine" in out and "TIMEOUT after 6 s" in out, out
-    assert "machine: timed out after 6 s" in out and "found no usable GPU" in out, out
+    # Whole seconds left of the deadline when the step starts: 6, or 5 on a loaded machine.
+    assert "| step: machine" in out and re.search(r"TIMEOUT after [56] s", out), out
+    assert re.search(r"machine: timed out after [56] s", out) and "found no usable GPU" in out, out
