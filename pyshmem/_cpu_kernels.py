@@ -108,7 +108,11 @@ def build(source, name, include_dirs, options):
     flags = ["-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-fstack-clash-protection", "-x", "c++",
              "-include", "pyshmem/cpu_kernel.h"]
     source = rewrite_dynamic_shared(source)
-    flags += [f"-I{d}" for d in include_dirs] + [str(o) for o in options]
+    # pyshmem/cpu_include holds the CPU build's versions of CUDA's own headers
+    # (<cooperative_groups.h>, <cuda_fp16.h> ...), searched before the others; it is not
+    # on the GPU build's path, where the toolkit's headers are the real ones.
+    cpu_include = Path(include_dirs[0]) / "pyshmem" / "cpu_include"
+    flags += [f"-I{cpu_include}"] + [f"-I{d}" for d in include_dirs] + [str(o) for o in options]
     out = cache_dir() / f"{name}-{_fingerprint(cxx, flags, source, include_dirs)}.so"
     _remove_orphans(out.parent)
     if out.exists():
