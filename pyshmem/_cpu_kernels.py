@@ -18,6 +18,7 @@ import re
 import struct
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -107,7 +108,8 @@ def build(source, name, include_dirs, options):
     # guard page instead of jumping over it into the next thread's stack.
     flags = ["-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-fstack-clash-protection", "-x", "c++",
              "-include", "pyshmem/cpu_kernel.h"]
-    source = rewrite_dynamic_shared(source)
+    # #line: compiler messages and assert() name the kernel's source as <name>.cu.
+    source = f'#line 1 "{name}.cu"\n' + rewrite_dynamic_shared(source)
     # pyshmem/cpu_include holds the CPU build's versions of CUDA's own headers
     # (<cooperative_groups.h>, <cuda_fp16.h> ...), searched before the others; it is not
     # on the GPU build's path, where the toolkit's headers are the real ones.
@@ -127,7 +129,7 @@ def build(source, name, include_dirs, options):
         if proc.returncode != 0:
             raise InvalidArgumentError(
                 f"{where('cuda.Module')}: {name} does not compile for the CPU build of the device API "
-                f"(host compiler {cxx}):\n{proc.stderr.strip().replace('<stdin>', name + '.cu')}")
+                f"(host compiler {cxx}):\n{proc.stderr.strip()}")
         os.replace(tmp_out, out)  # atomic: PEs building the same source at once do not collide
     finally:
         tmp_out.unlink(missing_ok=True)
@@ -153,7 +155,7 @@ def load(path):
     handle.pyshmem_cpu_bind_state.restype = None
     handle.pyshmem_cpu_run_block.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
                                              ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
-                                             ctypes.c_char_p, ctypes.c_uint64]
+                                             ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64]
     handle.pyshmem_cpu_run_block.restype = ctypes.c_int
     return handle
 
@@ -234,33 +236,64 @@ def stack_size(value):
     return value
 
 
-def run_grid(handle, func, name, grid, block, args, shared_mem=0, stack=None):
+class _Grid(ctypes.Structure):
+    """The state the blocks of one launch share (pyshmem::cpu::Grid in cpu_fibers.h)."""
+    _fields_ = [("failed", ctypes.c_uint32), ("sync_arrived", ctypes.c_uint32),
+                ("sync_generation", ctypes.c_uint32), ("blocks", ctypes.c_uint32), ("finished", ctypes.c_uint32),
+                ("cooperative", ctypes.c_uint32), ("schedule", ctypes.c_uint32), ("seed", ctypes.c_uint64)]
+
+
+def schedule():
+    """PYSHMEM_CPU_SCHEDULE as (kind, seed): (0, 0) the fixed order, (1, SEED) random.
+
+    Raises:
+        InvalidArgumentError: the value is neither ``fixed`` nor ``random:SEED``.
+    """
+    row = next((r for r in lib.env_table() if r["name"] == "PYSHMEM_CPU_SCHEDULE"), None)
+    text = ((row["value"] if row and row["is_set"] else "") or os.environ.get("PYSHMEM_CPU_SCHEDULE", "")).strip()
+    if text in ("", "fixed"):
+        return 0, 0
+    m = re.fullmatch(r"random:(\d{1,19})", text)
+    if not m or int(m.group(1)) >= 2**64:
+        raise InvalidArgumentError(f"{where('cuda.launch')}: PYSHMEM_CPU_SCHEDULE={text!r} is not 'fixed' or "
+                                   "'random:SEED' (SEED a non-negative integer below 2**64)")
+    return 1, int(m.group(1))
+
+
+def run_grid(handle, func, name, grid, block, args, shared_mem=0, stack=None, cooperative=False):
     """Runs kernel `func` over `grid` (x, y, z) blocks of `block` (x, y, z) threads:
     every block on its own new OS thread (all at once), its threads as fibers there.
 
     Raises:
         KernelError: a block cannot finish (threads wait at a __syncthreads some thread
-            of the block never reaches) or an intrinsic was misused; names the kernel,
-            the block, the threads and the PE.
+            of the block never reaches), an intrinsic was misused, or a thread failed an
+            assert, called __trap() or a device-API check; names the kernel, the block,
+            the thread and the PE. The other blocks stop at their next switch point.
     """
     words = [_abi_word(i, c_arg(i, a)) for i, a in enumerate(args)]
     n = len(words)
     argv = (ctypes.c_uint64 * max(n, 1))(*[w for _, w in words])
     kinds = (ctypes.c_uint8 * max(n, 1))(*[k for k, _ in words])
     stack = stack_size(stack)
+    kind, seed = schedule()
     handle.pyshmem_cpu_bind_state(ctypes.c_void_p(lib.device_state_address()))
     fn = ctypes.cast(func, ctypes.c_void_p).value
     gx, gy, gz = grid
     blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    state = _Grid(blocks=len(blocks), cooperative=int(bool(cooperative)), schedule=kind, seed=seed)
     errors = []
     kname = name.encode()
 
     def run_block(bx, by, bz):
         coords = (ctypes.c_uint * 9)(bx, by, bz, gx, gy, gz, *block)
         err = ctypes.create_string_buffer(4096)
-        # ctypes releases the GIL: blocks run in parallel.
-        if handle.pyshmem_cpu_run_block(fn, kname, argv, kinds, n, coords, shared_mem, stack, err, len(err)):
+        # ctypes releases the GIL: blocks run in parallel. 2: stopped because another
+        # block failed (its error is the one reported).
+        if handle.pyshmem_cpu_run_block(fn, kname, argv, kinds, n, coords, shared_mem, stack, ctypes.byref(state),
+                                        err, len(err)) == 1:
             errors.append(err.value.decode(errors="replace"))
+
+    sys.stdout.flush()  # the kernel's printf writes to file descriptor 1 directly
 
     # A new thread for every block, one block included: static __shared__ variables are
     # thread_local, so a block never sees another block's (or launch's) values.

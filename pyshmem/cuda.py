@@ -411,7 +411,7 @@ def _gpu_arg(i, value):
     return bytes(_cpu_kernels.c_arg(i, value))
 
 
-def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=None):
+def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=None, cooperative=False):
     """Runs `kernel` on a grid of blocks.
 
     GPU modules: arguments are GPU arrays (``GpuArray`` from empty/zeros, or any
@@ -429,16 +429,22 @@ def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=Non
     ``_or``) is a real block barrier, ``__syncwarp(mask)`` meets the lanes in mask, and
     the device API's waits (``signal_wait_until``, ``wait_until``, barriers, ``quiet``)
     let the block's other threads run; its ``_warp``/``_block`` calls cooperate across
-    the threads as on a GPU (one signal per block, the copy shared out). A thread that
-    spins on its own block's flags without a device-API wait does not let the others
-    run. A block that cannot finish because some of its threads wait at a
-    ``__syncthreads`` that others never reach raises :class:`pyshmem.KernelError`; a
+    the threads as on a GPU (one signal per block, the copy shared out). Warps are 32
+    consecutive threads: the warp intrinsics (``__shfl*_sync``, ``__ballot_sync``,
+    ``__match_*_sync``, ``__reduce_*_sync``...) meet the lanes of their mask, and
+    ``<cooperative_groups.h>`` gives blocks, tiles of up to 32 and grid sync. A thread
+    that spins on its own block's flags makes progress only through a device-API wait,
+    ``__nanosleep`` or CUDA atomic functions (plain or ``volatile`` loads alone hang).
+    A block that cannot finish (threads wait at a ``__syncthreads`` or warp intrinsic
+    others never reach), a misused intrinsic, a failed ``assert``, ``__trap()`` or a
+    device-API check raise :class:`pyshmem.KernelError`, and the other blocks stop; a
     thread that overflows its stack ends the process with a message naming kernel,
-    block and thread. Static ``__shared__`` variables are per block and start zeroed;
-    ``extern __shared__ T name[]`` is the launch's `shared_mem` bytes, per block. Arrays
-    are NumPy or symmetric arrays (pointers to their first element, no copy); the call
-    is synchronous and `stream` must be None. Warp intrinsics (``__shfl_sync``...) and
-    cooperative groups are not available there yet.
+    block and thread. ``printf`` writes each call's text in one piece to standard
+    output. Static ``__shared__`` variables are per block and start zeroed; ``extern
+    __shared__ T name[]`` is the launch's `shared_mem` bytes, per block. Arrays are
+    NumPy or symmetric arrays (pointers to their first element, no copy); the call is
+    synchronous and `stream` must be None. ``PYSHMEM_CPU_SCHEDULE=random:SEED`` runs
+    the threads of each block in a seeded random order to expose ordering bugs.
 
     Both check the arguments against the kernel's parameters as the module's source
     declares them (``kernel.params``): their number, and their kind (an array or address
@@ -460,15 +466,20 @@ def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=Non
             both targets (a GPU may need more than 48 KiB opted in for the kernel).
         stack_size: CPU only: bytes of stack reserved per CUDA thread (committed as
             used); default ``PYSHMEM_CPU_KERNEL_STACK`` (64 KiB).
+        cooperative: a cooperative launch, needed by ``this_grid().sync()``: on a GPU
+            ``cuLaunchCooperativeKernel`` (the driver refuses a grid larger than the GPU
+            holds at once); on the CPU every block runs at once anyway.
 
     Raises:
         ShmemTypeError: `kernel` is not a Kernel, too few or too many arguments, or an
             argument of the wrong kind for its parameter or that cannot be passed.
         ValueOverflowError: a Python int out of its parameter's range.
-        InvalidArgumentError: a bad grid/block/shared_mem/stack_size, a non-contiguous
-            array, or a stream on the CPU.
-        KernelError: CPU: a block could not finish (a missed ``__syncthreads``) or an
-            intrinsic was misused; the message names kernel, block and threads.
+        InvalidArgumentError: a bad grid/block/shared_mem/stack_size/cooperative, a
+            non-contiguous array, a stream on the CPU, or a bad PYSHMEM_CPU_SCHEDULE.
+        KernelError: CPU: a block could not finish (a missed ``__syncthreads`` or warp
+            intrinsic, a grid sync without ``cooperative=True``), an intrinsic was
+            misused, or a thread failed an assert, ``__trap()`` or a device-API check;
+            the message names kernel, block and thread, and the PE.
     """
     from pyshmem import _cpu_kernels
     from pyshmem._gpu_arrays import _stream_handle
@@ -483,6 +494,8 @@ def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=Non
     if isinstance(shared_mem, bool) or not isinstance(shared_mem, int) or not 0 <= shared_mem < 2**32:
         raise InvalidArgumentError(f"{where('cuda.launch')}: shared_mem must be an int of bytes (0 to 2**32 - 1), "
                                    f"not {shared_mem!r}")
+    if not isinstance(cooperative, bool):
+        raise InvalidArgumentError(f"{where('cuda.launch')}: cooperative must be True or False, not {cooperative!r}")
     ensure_started("cuda.launch")
     args = _kernel_args.check(kernel.name, kernel.params, args)
     if on_gpu:
@@ -491,12 +504,13 @@ def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=Non
                                        "is set for the context, not per launch)")
         packed = [_gpu_arg(i, a) for i, a in enumerate(args)]
         lib.gpu_launch(kernel._func, list(grid3), list(block3), shared_mem, _stream_handle(stream, "cuda.launch"),
-                       packed, "pyshmem.cuda.launch")
+                       packed, cooperative, "pyshmem.cuda.launch")
         return
     if stream is not None:
         raise InvalidArgumentError(f"{where('cuda.launch')}: stream= is for GPU launches; the CPU build runs the kernel "
                                    "synchronously (pass stream=None)")
-    _cpu_kernels.run_grid(kernel.module._lib, kernel._func, kernel.name, grid3, block3, args, shared_mem, stack_size)
+    _cpu_kernels.run_grid(kernel.module._lib, kernel._func, kernel.name, grid3, block3, args, shared_mem, stack_size,
+                          cooperative)
 
 
 __all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch", "put",

@@ -43,7 +43,7 @@ void gpu_module_unload(uint64_t module) {
 }
 
 void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
-                uint64_t stream, const std::vector<std::string>& args, const char* call) {
+                uint64_t stream, const std::vector<std::string>& args, bool cooperative, const char* call) {
   gpu_require(call);
   cuda::GpuScope scope(call);
   const cuda::Driver& d = scope.d();
@@ -53,8 +53,13 @@ void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[
   // stream 0 is the legacy default stream, ordered after the caller's earlier work
   // there; waiting on that stream alone leaves kernels on other streams running.
   const CUstream on = stream ? reinterpret_cast<CUstream>(stream) : CU_STREAM_LEGACY;
-  PYSHMEM_CU_CHECK(d, call, cuLaunchKernel, reinterpret_cast<CUfunction>(function), grid[0], grid[1], grid[2],
-                   block[0], block[1], block[2], shared_bytes, on, params.empty() ? nullptr : params.data(), nullptr);
+  void** kernel_params = params.empty() ? nullptr : params.data();
+  if (cooperative)
+    PYSHMEM_CU_CHECK(d, call, cuLaunchCooperativeKernel, reinterpret_cast<CUfunction>(function), grid[0], grid[1],
+                     grid[2], block[0], block[1], block[2], shared_bytes, on, kernel_params);
+  else
+    PYSHMEM_CU_CHECK(d, call, cuLaunchKernel, reinterpret_cast<CUfunction>(function), grid[0], grid[1], grid[2],
+                     block[0], block[1], block[2], shared_bytes, on, kernel_params, nullptr);
   if (!stream) PYSHMEM_CU_CHECK(d, call, cuStreamSynchronize, on);
 }
 

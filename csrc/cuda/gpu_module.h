@@ -23,9 +23,11 @@ void gpu_module_unload(uint64_t module);
 // parameter, in order). stream 0: launches on the legacy default stream (after the
 // caller's earlier work there), waits for that stream and reports the kernel's error (a
 // device-side trap included); kernels on other streams keep running. Otherwise
-// enqueues it on that CUstream and returns.
+// enqueues it on that CUstream and returns. `cooperative`: a cooperative launch
+// (cuLaunchCooperativeKernel: all blocks resident at once, this_grid().sync() allowed;
+// the driver refuses a grid larger than the GPU holds at once).
 void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
-                uint64_t stream, const std::vector<std::string>& args, const char* call);
+                uint64_t stream, const std::vector<std::string>& args, bool cooperative, const char* call);
 
 // pyshmem's private non-blocking CUstream (see cuda/gpu_context.h), for its own helper
 // kernels (the host-API atomics on GPU arrays): they never queue behind user kernels.

@@ -45,7 +45,7 @@ uint64_t gpu_module_load(const std::string&, const char* call) { not_built(call)
 uint64_t gpu_module_function(uint64_t, const std::string&, const char* call) { not_built(call); }
 void gpu_module_unload(uint64_t) {}
 void gpu_launch(uint64_t, const unsigned*, const unsigned*, unsigned, uint64_t, const std::vector<std::string>&,
-                const char* call) {
+                bool, const char* call) {
   not_built(call);
 }
 uint64_t gpu_private_stream(const char* call) { not_built(call); }

@@ -185,10 +185,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("gpu_module_function", &gpu_module_function);
   m.def("gpu_module_unload", &gpu_module_unload);
   m.def("gpu_launch", [](uint64_t fn, std::array<unsigned, 3> grid, std::array<unsigned, 3> block, unsigned shared,
-                         uint64_t stream, const std::vector<pybind::bytes>& args, const char* call) {
+                         uint64_t stream, const std::vector<pybind::bytes>& args, bool cooperative,
+                         const char* call) {
     std::vector<std::string> packed(args.begin(), args.end());
     pybind::gil_scoped_release nogil;
-    gpu_launch(fn, grid.data(), block.data(), shared, stream, packed, call);
+    gpu_launch(fn, grid.data(), block.data(), shared, stream, packed, cooperative, call);
   });
   m.def("gpu_atomics_problem", &gpu_atomics_problem, pybind::arg("pe"));
   m.def("gpu_private_stream", &gpu_private_stream, pybind::arg("call"));

@@ -38,7 +38,7 @@
 //   cuMemcpyAsync(s)    DtoH to pageable memory: enqueued, returns once completed; HtoH:
 //                       at once; HtoD-pageable: source copied now, enqueued; else enqueued
 //                       (the source is read when the op runs)
-//   cuMemsetD8Async(s), cuLaunchKernel(s): enqueued
+//   cuMemsetD8Async(s), cuLaunchKernel(s), cuLaunchCooperativeKernel(s): enqueued
 //   cuStreamSynchronize(s): waits for what was enqueued on s; cuCtxSynchronize: on every
 //   stream; cuStreamQuery(s): CUDA_SUCCESS or CUDA_ERROR_NOT_READY.
 //   cuMemFree, cuMemFreeHost, cuMemUnmap, cuMemAddressFree, cuModuleUnload first wait
@@ -78,6 +78,7 @@
 //                  value=0x<v> wait=<0|1>
 //   cuStreamCreate flags=0x<f> stream=0x<h>; cuStreamDestroy/Synchronize/Query stream=0x<h>
 //   cuLaunchKernel function=<name> kind=<kind> stream=0x<h> grid=x,y,z block=x,y,z shmem=<n>
+//                  (cuLaunchCooperativeKernel: the same details)
 //   cuMemCreate    dev=<d> bytes=<n> rdma=<0|1> handle=<h>
 //   cuMemSetAccess ptr=0x<a> bytes=<n> devices=<d>[,<d>...]
 //   cuFlushGPUDirectRDMAWrites target=<t> scope=<s>
@@ -372,7 +373,7 @@ const Symbol kTable[] = {
     FAKE_ENTRY(cuMemsetD8Async), FAKE_ENTRY(cuStreamCreate), FAKE_ENTRY(cuStreamDestroy),
     FAKE_ENTRY(cuStreamSynchronize), FAKE_ENTRY(cuStreamQuery), FAKE_ENTRY(cuModuleLoadData),
     FAKE_ENTRY(cuModuleGetGlobal), FAKE_ENTRY(cuModuleGetFunction), FAKE_ENTRY(cuLaunchKernel),
-    FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal),
+    FAKE_ENTRY(cuLaunchCooperativeKernel),     FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal),
 };
 
 #undef FAKE_ENTRY

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "pyshmem/cpu_fibers.h"
+#include "pyshmem/cpu_warp.h"
 #include "pyshmem/device.cuh"
 
 namespace pyshmem {
@@ -86,16 +87,46 @@ inline void run_kernel_body(Block* b) { call_kernel(*static_cast<const KernelCal
 // The first misuse a thread of the block reported (it ends that thread).
 inline thread_local char t_error[1024];
 
+// Ends the kernel: the launch raises pyshmem.KernelError with `what`, naming the thread,
+// block and kernel (the other blocks stop at their next switch point, as a GPU kernel
+// stops at a trap).
 [[noreturn]] inline void usage_error(const char* what) {
   Block* b = t_block;
   Fiber* me = b->cur;
   if (!t_error[0])
     snprintf(t_error, sizeof t_error, "%s (thread (%u,%u,%u) of block (%u,%u,%u) of kernel %s)", what, me->tid.x,
              me->tid.y, me->tid.z, b->block_idx.x, b->block_idx.y, b->block_idx.z, b->kernel);
-  me->state = kDone;
-  ++b->exited;
-  switch_away(b);
-  __builtin_unreachable();
+  stop_block(b);
+}
+inline void fail(const char* what) { usage_error(what); }
+
+// this_grid().sync(): the block's threads meet, then the last of them waits for the
+// other blocks (the grid barrier of a cooperative launch; all blocks run at once).
+inline void grid_wait(Block* b) {
+  Grid* g = t_grid;
+  const uint32_t gen = __atomic_load_n(&g->sync_generation, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&g->sync_arrived, 1, __ATOMIC_ACQ_REL) == g->blocks) {
+    __atomic_store_n(&g->sync_arrived, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->sync_generation, gen + 1, __ATOMIC_RELEASE);
+    return;
+  }
+  for (unsigned spins = 0; __atomic_load_n(&g->sync_generation, __ATOMIC_ACQUIRE) == gen; ++spins) {
+    if (grid_failed()) stop_block(b);
+    if (__atomic_load_n(&g->finished, __ATOMIC_ACQUIRE))
+      usage_error("this_grid().sync(): a block of the grid ended without reaching it, so it can never complete "
+                  "(every thread of every block must call it)");
+    if (spins > 1000) {
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, nullptr);
+    } else if (spins > 100) {
+      sched_yield();
+    }
+  }
+}
+inline void grid_sync() {
+  if (!t_grid || !t_grid->cooperative)
+    usage_error("this_grid().sync() needs a cooperative launch: pyshmem.cuda.launch(..., cooperative=True)");
+  barrier(0, grid_wait);
 }
 
 // Appends "a-b, c, ..." for the fibers in state `s` to out; returns how many.
@@ -123,12 +154,19 @@ inline void report_deadlock(const Block* b, char* err, size_t cap) {
   size_t len = static_cast<size_t>(snprintf(err, cap, "kernel %s, block (%u,%u,%u) cannot finish: ", b->kernel,
                                             b->block_idx.x, b->block_idx.y, b->block_idx.z));
   if (nb && len < cap) len += static_cast<size_t>(snprintf(err + len, cap - len, "threads %s wait at __syncthreads(); ", waiting));
-  if (nw && len < cap) len += static_cast<size_t>(snprintf(err + len, cap - len, "threads %s wait at __syncwarp(); ", warp));
+  if (nw && len < cap) {
+    const Fiber* first = b->fibers;
+    while (first->state != kWarpSync) ++first;
+    len += static_cast<size_t>(snprintf(err + len, cap - len,
+                                        "threads %s wait at warp intrinsics (thread %u at %s with mask 0x%08x); ",
+                                        warp, first->linear, warp_op_name(first->warp_op), first->warp_mask));
+  }
   if (len < cap)
     snprintf(err + len, cap - len,
              "threads %s ended without reaching it (threads by linear index x + blockDim.x*(y + blockDim.y*z)). "
-             "Every thread of a block must reach each __syncthreads(), and every lane a __syncwarp(mask) names "
-             "that __syncwarp; on a GPU this is undefined behaviour (a hang or wrong results)",
+             "Every thread of a block must reach each __syncthreads(), and every non-exited lane a warp intrinsic's "
+             "mask names must reach that intrinsic with the same mask; on a GPU this is undefined behaviour (a hang "
+             "or wrong results)",
              done[0] ? done : "(none)");
 }
 
@@ -150,7 +188,7 @@ inline void coop_sync(Coop c) {
   if (c == Coop::block) barrier(0);
   else if (c == Coop::warp) syncwarp(warp_lanes_mask(t_block, t_block->cur->linear));
 }
-inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yield};
+inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yield, schedule_point, fail};
 }  // namespace fibers
 
 }  // namespace cpu
@@ -158,13 +196,16 @@ inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yiel
 
 extern "C" {
 // Runs block (coords[0..2]) of a grid coords[3..5] with blocks of coords[6..8] threads:
-// kernel `fn` with nargs arguments (argv/kinds, see KernelCall). Returns 0, or 1 with a
-// message in err (a block that cannot finish, a misused intrinsic, no stacks).
+// kernel `fn` with nargs arguments (argv/kinds, see KernelCall); `grid` is the launch's
+// state shared by its blocks (pyshmem::cpu::Grid). Returns 0; 1 with a message in err
+// (a block that cannot finish, a misused intrinsic, a failed assert or trap, no
+// stacks), which also stops the other blocks; or 2 when this block stopped because
+// another one failed.
 __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn, const char* kernel,
                                                                         const uint64_t* argv, const uint8_t* kinds,
                                                                         int nargs, const unsigned* coords,
                                                                         uint64_t shared_bytes, uint64_t stack_bytes,
-                                                                        char* err, uint64_t errlen) {
+                                                                        void* grid, char* err, uint64_t errlen) {
   using namespace pyshmem::cpu;
   using namespace pyshmem::cpu::fibers;
   err[0] = 0;
@@ -179,7 +220,13 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
     return 1;
   }
   Block b;
+  Grid* g = static_cast<Grid*>(grid);
   b.kernel = kernel;
+  if (g->schedule) {  // a per-block stream of the launch's seed (never 0: xorshift's fixed point)
+    const unsigned linear_block = coords[0] + coords[3] * (coords[1] + coords[4] * coords[2]);
+    b.rng = (g->seed + 1) * 0x9E3779B97F4A7C15ull ^ (linear_block + 1) * 0xBF58476D1CE4E5B9ull;
+    if (!b.rng) b.rng = 1;
+  }
   b.block_idx = uint3{coords[0], coords[1], coords[2]};
   ::pyshmem::cpu::set_coords(coords);
   const unsigned bx = coords[6], by = coords[7];
@@ -214,6 +261,7 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
     t_dynamic_shared = smem;
     t_error[0] = 0;
     t_block = &b;
+    t_grid = g;
     pyshmem::detail::t_cpu_coop = &kCoop;
     for (unsigned i = 0; i < b.n; ++i) {
       Fiber& f = b.fibers[i];
@@ -226,18 +274,25 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
       prepare(&b, f);
       rq_push(&b, i);
     }
-    switch_to(&b, nullptr, &b.fibers[rq_pop(&b)]);  // back here when no fiber can run
+    if (!grid_failed()) switch_to(&b, nullptr, &b.fibers[rq_pick(&b)]);  // back here when no fiber can run
+    else b.stopped = true;
     pyshmem::detail::t_cpu_coop = nullptr;
     t_block = nullptr;
+    t_grid = nullptr;
     t_dynamic_shared = nullptr;
     free(smem);
     if (t_error[0]) {
       snprintf(err, errlen, "%s", t_error);
       status = 1;
+    } else if (b.stopped) {
+      status = 2;
     } else if (b.exited < b.n) {
       report_deadlock(&b, err, errlen);
       status = 1;
+    } else {
+      __atomic_add_fetch(&g->finished, 1, __ATOMIC_ACQ_REL);
     }
+    if (status == 1) __atomic_store_n(&g->failed, 1, __ATOMIC_RELEASE);
     unmap_stacks(&b);
   }
   if (alt_set) sigaltstack(&alt_old, nullptr);

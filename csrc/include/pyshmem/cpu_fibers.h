@@ -90,8 +90,16 @@ struct Fiber {
   uint3 tid{0, 0, 0};     // threadIdx
   unsigned linear = 0;      // x + bdx * (y + bdy * z); warp = linear / 32
   FiberState state = kReady;
-  unsigned warp_mask = 0;   // the mask of the __syncwarp it waits at
   int result = 0;           // __syncthreads_count's result, set at release
+  // A warp intrinsic it waits at (pyshmem/cpu_warp.h): kind, mask, the value it brought,
+  // the shuffle's lane argument and width, its result, and a shuffle source that was
+  // not there (-1: none).
+  uint8_t warp_op = 0, warp_width = 32;
+  int8_t warp_bad = -1;
+  unsigned warp_mask = 0, warp_arg = 0;
+  uint64_t warp_in = 0, warp_out = 0;
+  const void* active_site = nullptr;  // the __activemask call it waits at
+  unsigned atomics = 0;     // atomic operations since it last switched
   char* stack_lo = nullptr; // lowest usable byte (the guard lies below)
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
   ucontext_t* uc = nullptr;
@@ -123,9 +131,26 @@ struct Block {
   int bar_sum = 0;
   unsigned poll_streak = 0, idle_rounds = 0;
   void* dead_sp = nullptr;          // where an exited fiber's last switch saves its sp
+  bool stopped = false;             // ended early: a failure here or in another block
+  uint64_t rng = 0;                 // random schedule's state (0: fixed order)
 };
 
 inline thread_local Block* t_block = nullptr;
+
+// State shared by the blocks of one launch (pyshmem/_cpu_kernels.py allocates it; the
+// layout is that ctypes structure's). Fields are accessed with __atomic builtins.
+struct Grid {
+  uint32_t failed;          // a block failed: the others stop at their next switch point
+  uint32_t sync_arrived;    // blocks at this_grid().sync()
+  uint32_t sync_generation;
+  uint32_t blocks;
+  uint32_t finished;        // blocks whose threads all ended
+  uint32_t cooperative;     // launch(cooperative=True): grid sync allowed
+  uint32_t schedule;        // 0 fixed order, 1 seeded random (PYSHMEM_CPU_SCHEDULE)
+  uint64_t seed;
+};
+inline thread_local Grid* t_grid = nullptr;
+inline bool grid_failed() { return t_grid && __atomic_load_n(&t_grid->failed, __ATOMIC_RELAXED); }
 
 namespace fibers {
 
@@ -177,6 +202,7 @@ inline void prepare(Block* b, Fiber& f) {
 // block's OS-thread context when `to` is null.
 inline void switch_to(Block* b, Fiber* from, Fiber* to) {
   b->cur = to;
+  if (from) from->atomics = 0;
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
   static thread_local ucontext_t dead;
   ucontext_t* save = from ? (from->state == kDone ? &dead : from->uc) : &b->main_uc;
@@ -189,9 +215,30 @@ inline void switch_to(Block* b, Fiber* from, Fiber* to) {
 
 // The running fiber stops (it waits or ended): runs the next runnable fiber, or goes
 // back to the OS thread when none is left (all ended, or a deadlock run_block reports).
+inline uint64_t next_random(Block* b) {  // xorshift64*
+  b->rng ^= b->rng >> 12;
+  b->rng ^= b->rng << 25;
+  b->rng ^= b->rng >> 27;
+  return b->rng * 0x2545F4914F6CDD1Dull;
+}
+
+// The next fiber to run: the run queue's head, or under the random schedule a random
+// runnable one (swapped to the head first).
+inline unsigned rq_pick(Block* b) {
+  if (b->rng && b->rq_count > 1) {
+    const unsigned k = static_cast<unsigned>(next_random(b) % b->rq_count);
+    unsigned& head = b->runq[b->rq_head];
+    unsigned& other = b->runq[(b->rq_head + k) % b->n];
+    const unsigned t = head;
+    head = other;
+    other = t;
+  }
+  return rq_pop(b);
+}
+
 inline void switch_away(Block* b) {
   Fiber* me = b->cur;
-  Fiber* next = b->rq_count ? &b->fibers[rq_pop(b)] : nullptr;
+  Fiber* next = b->rq_count ? &b->fibers[rq_pick(b)] : nullptr;
   if (next == me) return;
   switch_to(b, me, next);
 }
@@ -201,11 +248,24 @@ inline void progress(Block* b) {
   b->idle_rounds = 0;
 }
 
+// Ends the block now, from the running fiber: back to the OS thread, which reports
+// (a failure here) or stops quietly (another block failed). The other fibers never
+// resume; their stacks go with the block.
+[[noreturn]] inline void stop_block(Block* b) {
+  b->stopped = true;
+  Fiber* me = b->cur;
+  me->state = kDone;
+  switch_to(b, me, nullptr);
+  __builtin_unreachable();
+}
+
 // ---- synchronisation ----
 // __syncthreads: every thread of the block must arrive (see cpu_kernel.h for why
 // exited threads do not count as arrived); the last one releases the others in thread
 // order and carries on. Returns the number of threads whose `pred` was nonzero.
-inline int barrier(int pred) {
+// `on_last` (may be null) runs in the last thread to arrive before any is released
+// (this_grid().sync() waits for the other blocks there).
+inline int barrier(int pred, void (*on_last)(Block*) = nullptr) {
   Block* b = t_block;
   Fiber* me = b->cur;
   progress(b);
@@ -215,6 +275,7 @@ inline int barrier(int pred) {
     switch_away(b);
     return me->result;
   }
+  if (on_last) on_last(b);
   const int sum = b->bar_sum;
   b->bar_arrived = 0;
   b->bar_sum = 0;
@@ -237,33 +298,27 @@ inline unsigned warp_lanes_mask(const Block* b, unsigned linear) {
 
 [[noreturn]] inline void usage_error(const char* what);
 
-// __syncwarp(mask): waits until every lane named in `mask` waits at a __syncwarp with
-// the same mask; the last to arrive releases them. The calling lane must be in `mask`,
-// as CUDA requires; lanes past the end of the block (a partial last warp) are ignored.
-inline void syncwarp(unsigned mask) {
+// A switch point of the schedule: an atomic operation or a device-API call. A fiber
+// that did 64 of them in a row without switching lets the block's other threads run
+// (so a spin on an atomic flag another thread of the block sets makes progress); the
+// random schedule also switches here at random, half the time. Stops the block when
+// another block failed.
+inline void schedule_point() {
   Block* b = t_block;
+  if (!b) return;
   Fiber* me = b->cur;
-  const unsigned lane = me->linear & 31u, base = me->linear & ~31u;
-  if (!(mask & (1u << lane))) usage_error("__syncwarp(mask): the calling thread's lane is not in mask");
-  mask &= warp_lanes_mask(b, me->linear);
-  progress(b);
-  for (unsigned l = 0; l < 32; ++l) {
-    if (!(mask & (1u << l)) || l == lane) continue;
-    const Fiber& o = b->fibers[base + l];
-    if (o.state != kWarpSync || o.warp_mask != mask) {  // someone is missing: wait
-      me->state = kWarpSync;
-      me->warp_mask = mask;
-      switch_away(b);
-      return;
-    }
+  if (!b->rq_count) {
+    if (grid_failed()) stop_block(b);
+    return;
   }
-  for (unsigned l = 0; l < 32; ++l) {
-    if (!(mask & (1u << l)) || l == lane) continue;
-    Fiber& o = b->fibers[base + l];
-    o.state = kReady;
-    rq_push(b, base + l);
-  }
+  if (++me->atomics < 64 && !(b->rng && (next_random(b) & 1))) return;
+  me->atomics = 0;
+  if (grid_failed()) stop_block(b);
+  rq_push(b, me->linear);
+  switch_away(b);
 }
+
+inline void warp_lane_exited(Block* b, unsigned linear);  // pyshmem/cpu_warp.h
 
 // A device-API wait polls again (device/common.cuh's Backoff, CPU build): lets the
 // other runnable threads of the block run first. Returns false when none can (the
@@ -272,7 +327,9 @@ inline void syncwarp(unsigned mask) {
 // round: spins, then yields, then sleeps 20 us, like the device API's own backoff.
 inline bool poll_yield(bool first_poll) {
   Block* b = t_block;
-  if (!b || !b->rq_count) return false;
+  if (!b) return false;
+  if (grid_failed()) stop_block(b);
+  if (!b->rq_count) return false;
   if (first_poll) progress(b);
   if (++b->poll_streak > b->rq_count) {
     b->poll_streak = 0;
@@ -296,6 +353,7 @@ inline bool poll_yield(bool first_poll) {
   me->state = kDone;
   ++b->exited;
   progress(b);
+  warp_lane_exited(b, me->linear);
   switch_away(b);
   __builtin_unreachable();
 }

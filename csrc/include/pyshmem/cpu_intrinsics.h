@@ -72,11 +72,13 @@ inline F float_add(F* p, F v) {
 
 // ---- atomic functions (CUDA's overloads) -------------------------------------------
 
-// The body is the variadic part: it may contain commas.
-#define PYSHMEM_CPU_ATOMIC_SCOPES(ret, name, params, ...) \
-  inline ret name params __VA_ARGS__                      \
-  inline ret name##_block params __VA_ARGS__              \
-  inline ret name##_system params __VA_ARGS__
+// The body is the variadic part: it may contain commas. Every atomic function is a
+// switch point of the block's threads first (fibers::schedule_point: forward progress
+// for spins on atomics, and the random schedule's switches).
+#define PYSHMEM_CPU_ATOMIC_SCOPES(ret, name, params, ...)                           \
+  inline ret name params { ::pyshmem::cpu::fibers::schedule_point(); __VA_ARGS__ } \
+  inline ret name##_block params { ::pyshmem::cpu::fibers::schedule_point(); __VA_ARGS__ } \
+  inline ret name##_system params { ::pyshmem::cpu::fibers::schedule_point(); __VA_ARGS__ }
 
 #define PYSHMEM_CPU_FETCH_OP(name, T, op) \
   PYSHMEM_CPU_ATOMIC_SCOPES(T, name, (T * address, T val), { return ::pyshmem::cpu::intrinsics::fetch_op(address, val, op); })

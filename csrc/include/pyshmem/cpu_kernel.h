@@ -12,12 +12,18 @@
 //   block is a fiber on that OS thread (pyshmem/cpu_fibers.h, pyshmem/cpu_block.h):
 //   threadIdx/blockDim are those of the launch, in 1-D, 2-D and 3-D, up to 1024
 //   threads. A fiber runs until it synchronises, in thread order: __syncthreads and its
-//   _count/_and/_or forms (a real block barrier), __syncwarp(mask) (the lanes named in
-//   mask meet), the device API's waits (signal_wait_until, wait_until, barriers, quiet
-//   and a full proxy FIFO let the block's other threads run), and the end of the
-//   thread. A thread that spins on a flag with plain loads or atomics, without a device
-//   API wait, does not let the other threads of its block run (blocks are separate OS
-//   threads, so spinning on another block's flag works).
+//   _count/_and/_or forms (a real block barrier), warp intrinsics (the lanes named in
+//   the mask meet), the device API's waits (signal_wait_until, wait_until, barriers,
+//   quiet and a full proxy FIFO let the block's other threads run), __nanosleep, every
+//   64th CUDA atomic function in a row, and the end of the thread. So a thread that
+//   spins on a flag set by another thread of its block makes progress when the spin
+//   uses a device-API wait, __nanosleep or a CUDA atomic function (atomicAdd(p, 0),
+//   atomicCAS...); a spin on plain or volatile loads or cuda::atomic_ref alone does not
+//   let the block's other threads run and hangs (spinning on another block's flag
+//   works any way: blocks are separate OS threads).
+// - PYSHMEM_CPU_SCHEDULE=random:SEED: the next thread to run is chosen at random
+//   (seeded, per block), and atomics and data-moving device-API calls switch threads
+//   half the time, to expose ordering bugs the fixed order hides.
 // - __syncthreads needs every thread of the block: a thread that ended does not count
 //   as arrived, and a block left with threads waiting at a barrier that can never
 //   complete is reported (kernel, block, threads) instead of hanging. (GPUs differ in
@@ -35,13 +41,27 @@
 //   integer intrinsics (__popc, __clz, __ffs, __brev, __mulhi ...), warpSize, clock64,
 //   __nanosleep (lets the block's other threads run), __ldg, min/max:
 //   pyshmem/cpu_intrinsics.h.
-// Not available yet: warp intrinsics (__shfl_*, __ballot_*), cooperative groups,
-// textures, printf/assert from kernels, CUDA runtime API calls.
+// - Warps of 32 lanes: __syncwarp, __shfl*_sync (with width), __ballot/__any/__all_sync,
+//   __match_any/_all_sync, __reduce_*_sync and __activemask (pyshmem/cpu_warp.h);
+//   <cooperative_groups.h>: blocks, tiles up to 32, coalesced groups, grid sync under
+//   launch(cooperative=True) (pyshmem/cpu_include/cooperative_groups.h).
+// - printf (one write() per call), assert and __trap() (the launch raises
+//   pyshmem.KernelError naming kernel, block and thread).
+// Not available: textures, CUDA runtime API calls from kernels.
 #pragma once
 
 #if defined(__CUDACC__)
 #error "pyshmem/cpu_kernel.h is for host compilers; compile with nvcc for the GPU without it"
 #endif
+
+// assert() in a kernel fails the launch (pyshmem.KernelError) instead of aborting the
+// process: C's assert macro calls __assert_fail, renamed here before any header
+// declares it, so every later #include <assert.h> (which redefines assert) keeps it.
+#define __assert_fail pyshmem_cpu_assert_fail
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 #include <atomic>
 
@@ -50,6 +70,7 @@
 #include "pyshmem/device.cuh"
 #include "pyshmem/cpu_block.h"
 #include "pyshmem/cpu_intrinsics.h"
+#include "pyshmem/cpu_warp.h"
 
 #define __global__
 #define __device__
@@ -72,10 +93,57 @@ inline int __syncthreads_and(int pred) {
   return ::pyshmem::cpu::fibers::barrier(pred) == static_cast<int>(::pyshmem::cpu::t_block->n);
 }
 inline int __syncthreads_or(int pred) { return ::pyshmem::cpu::fibers::barrier(pred) != 0; }
-inline void __syncwarp(unsigned mask = 0xffffffffu) { ::pyshmem::cpu::fibers::syncwarp(mask); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+
+// __trap() and __brkpt() end the kernel: the launch raises pyshmem.KernelError.
+inline void __trap() { ::pyshmem::cpu::fibers::usage_error("__trap() called"); }
+inline void __brkpt() { ::pyshmem::cpu::fibers::usage_error("__brkpt() called (no debugger on the CPU build)"); }
+
+extern "C" {
+// Called by assert(): fails the launch naming the assertion, the source line and the
+// thread (outside a kernel's threads: prints and aborts, as C's assert does).
+__attribute__((weak, visibility("hidden"), noreturn)) void pyshmem_cpu_assert_fail(const char* expr,
+                                                                                     const char* file,
+                                                                                     unsigned int line,
+                                                                                     const char* function) noexcept {
+  char what[768];
+  snprintf(what, sizeof what, "%s:%u: %s: Assertion `%s' failed", file, line, function, expr);
+  if (::pyshmem::cpu::t_block) ::pyshmem::cpu::fibers::usage_error(what);
+  fprintf(stderr, "%s\n", what);
+  abort();
+}
+
+// printf from a kernel thread: formatted whole, then written with one write() to
+// standard output, so lines of concurrent threads and blocks never mix mid-line.
+__attribute__((weak, visibility("hidden"), format(printf, 1, 2))) int pyshmem_cpu_printf(const char* format,
+                                                                                           ...) noexcept {
+  char small[512];
+  va_list ap;
+  va_start(ap, format);
+  const int n = vsnprintf(small, sizeof small, format, ap);
+  va_end(ap);
+  if (n < 0) return n;
+  char* text = small;
+  if (static_cast<size_t>(n) >= sizeof small) {
+    text = static_cast<char*>(malloc(static_cast<size_t>(n) + 1));
+    if (!text) return -1;
+    va_start(ap, format);
+    vsnprintf(text, static_cast<size_t>(n) + 1, format, ap);
+    va_end(ap);
+  }
+  fflush(stdout);  // what host code printed through stdio comes first
+  for (size_t done = 0; done < static_cast<size_t>(n);) {
+    const ssize_t w = write(1, text + done, static_cast<size_t>(n) - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  if (text != small) free(text);
+  return n;
+}
+}
+#define printf pyshmem_cpu_printf
 
 // Entry points the launcher calls (weak: the header may be included by several files
 // of one library). Exported even under -fvisibility=hidden. pyshmem_cpu_run_block is

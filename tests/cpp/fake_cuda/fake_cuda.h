@@ -174,6 +174,9 @@ CUresult fake_cuLibraryGetGlobal(CUdeviceptr* ptr, size_t* bytes, CUlibrary libr
 CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                              unsigned int by, unsigned int bz, unsigned int shared_bytes, CUstream stream,
                              void** params, void** extra);
+CUresult fake_cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                        unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
+                                        CUstream stream, void** params);
 
 }  // namespace fakecuda
 

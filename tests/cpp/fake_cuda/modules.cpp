@@ -238,4 +238,12 @@ CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, uns
   return enqueue(stream, [k, copied] { return run_kernel(*k, copied.data()); }, false);
 }
 
+// A scripted kernel has no blocks to make resident, so a cooperative launch is an
+// ordinary one (logged on a cuLaunchCooperativeKernel line with the same details).
+CUresult fake_cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                        unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared_bytes,
+                                        CUstream stream, void** params) {
+  return fake_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params, nullptr);
+}
+
 }  // namespace fakecuda

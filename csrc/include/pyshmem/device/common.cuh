@@ -76,16 +76,27 @@ PYSHMEM_HD const pyshmem_device_state& state() {
 #endif
 }
 
-// Stops the kernel (device) or the process (host) with a message naming the call;
-// `detail` (may be null) adds a cause, e.g. the proxy's failure message.
+// Stops the kernel with a message naming the call: on a GPU a trap (the launch fails);
+// in a CUDA C++ kernel run on the CPU the launch raises pyshmem.KernelError with it;
+// elsewhere on the host the process ends. `detail` (may be null) adds a cause, e.g.
+// the proxy's failure message.
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+inline void cpu_kernel_fail(const char* what);  // below, after CpuCoop
+#endif
+
 PYSHMEM_HD void trap(const char* call, const char* what, int pe, const char* detail = nullptr) {
 #if defined(__CUDA_ARCH__)
   printf("pyshmem::%s on PE %d: %s (pe=%d)%s%s\n", call, state().my_pe, what, pe, detail ? ": " : "",
          detail ? detail : "");
   __trap();
 #else
-  fprintf(stderr, "pyshmem::%s on PE %d: %s (pe=%d)%s%s\n", call, h_state ? h_state->my_pe : -1, what, pe,
-          detail ? ": " : "", detail ? detail : "");
+  char msg[512];
+  snprintf(msg, sizeof msg, "pyshmem::%s on PE %d: %s (pe=%d)%s%s", call, h_state ? h_state->my_pe : -1, what, pe,
+           detail ? ": " : "", detail ? detail : "");
+#if !defined(__CUDACC_RTC__)
+  cpu_kernel_fail(msg);  // in a CPU kernel: the launch fails with this message
+#endif
+  fprintf(stderr, "%s\n", msg);
   abort();
 #endif
 }
@@ -105,15 +116,22 @@ __device__ __forceinline__ int warp_lanes() {
 #if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
 // Set by the CPU kernel runtime (pyshmem/cpu_fibers.h) on the OS thread that runs a
 // block's CUDA threads as fibers, while they run: the calling fiber's rank in its warp
-// or block, the group's size, the group's barrier, and a yield for device-API waits
-// (returns false when no other thread of the block can run). Null elsewhere.
+// or block, the group's size, the group's barrier, a yield for device-API waits
+// (returns false when no other thread of the block can run), the schedule's switch
+// point at every data-moving call, and a failure that ends the kernel (the launch
+// raises it, naming kernel, block and thread; does not return). Null elsewhere.
 struct CpuCoop {
   int (*rank)(Coop);
   int (*size)(Coop);
   void (*sync)(Coop);
   bool (*poll_yield)(bool first_poll);
+  void (*point)();
+  void (*fail)(const char* what);
 };
 inline thread_local const CpuCoop* t_cpu_coop = nullptr;
+inline void cpu_kernel_fail(const char* what) {
+  if (const CpuCoop* c = t_cpu_coop) c->fail(what);
+}
 #endif
 
 template <Coop C>
@@ -171,6 +189,9 @@ PYSHMEM_HD uint64_t now_ns() {
 // set; GPU kernels' operations are not recorded).
 PYSHMEM_HD void note_op(int kind, int pe, const void* sym, size_t bytes) {
 #if !defined(__CUDA_ARCH__)
+#if !defined(__CUDACC_RTC__)
+  if (const CpuCoop* c = t_cpu_coop) c->point();
+#endif
   if (auto f = state().note_op) f(kind, pe, sym, bytes);
 #endif
 }
