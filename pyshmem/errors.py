@@ -36,8 +36,10 @@ class InvalidHandleError(InvalidArgumentError, RuntimeError):
 class KernelError(ShmemError, RuntimeError):
     """A CUDA C++ kernel run on the CPU (``pyshmem.cuda.launch``) went wrong in a way a
     GPU would turn into a hang or undefined behaviour: a block whose threads wait at a
-    ``__syncthreads`` that some thread never reaches, or a misused intrinsic. The
-    message names the kernel, the block, the threads and the PE.
+    ``__syncthreads`` that some thread never reaches, or a misused intrinsic. Also a
+    Numba kernel under the CUDA simulator (``shmemrun --sim``) whose device-API wait
+    only a later block of the same launch could end (the simulator runs blocks one
+    after another). The message names the kernel, the block, the threads and the PE.
     """
 
     __module__ = "pyshmem"

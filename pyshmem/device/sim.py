@@ -6,6 +6,18 @@ Python threads, one per CUDA thread; the functions here are what its calls to
 them), unwrap the simulator's array objects to the NumPy views of the symmetric heap
 and call the host API, so results are identical to the host API's.
 
+What the simulator gives (docs/design.md, "The Numba CUDA simulator"): a block's
+threads run together (interleaved under the GIL) with a real ``cuda.syncthreads``, but
+the blocks of a launch run one after another, each once the previous one has ended. So
+a block cannot wait for a later block of the same launch: :func:`wait_until` and
+:func:`signal_wait_until` in a block that later blocks follow raise
+:class:`pyshmem.KernelError` once the value has stayed unchanged for
+``PYSHMEM_SIM_BLOCK_WAIT_TIMEOUT`` seconds with the block's other threads ended or
+waiting (``_sim_blocks.py`` has the exact rule); waits that another PE ends work as
+usual. Python spins on a flag, barriers and collectives are not watched and hang.
+Kernels whose blocks wait for each other need one block, a CUDA C++ kernel through
+``pyshmem.cuda.Module`` (its CPU build runs all blocks at once), or a GPU.
+
 Pass symmetric arrays to kernels through :func:`array` (``kernel[g, b](device.array(x))``):
 the simulator copies plain NumPy arguments, and a copy is not symmetric memory.
 Cooperative variants (``_warp``/``_block``) must be called by every thread of the warp
@@ -13,11 +25,13 @@ or block with the same arguments; one thread does the work between two barriers.
 Calls made outside a kernel behave as a single thread.
 """
 
+import functools
 import threading
 
 import numpy as np
 
 import pyshmem
+from pyshmem.device import _sim_blocks
 from pyshmem.device._table import OPS
 from pyshmem.errors import ShmemTypeError
 from pyshmem.runtime import where
@@ -96,7 +110,13 @@ def _group(kind):
         return 0, lambda: None  # not in a kernel: a group of one
     if kind == "block":
         return t.thread_id, t.syncthreads
-    return t.thread_id % 32, _warp_barrier(t).wait
+    barrier = _warp_barrier(t)
+
+    def sync():
+        with _sim_blocks.waiting(t):  # a thread here cannot end another's wait
+            barrier.wait()
+
+    return t.thread_id % 32, sync
 
 
 def _cooperative(fn, kind):
@@ -194,12 +214,14 @@ def signal_fetch(sig):
 
 def signal_wait_until(sig, cmp, value):
     """Wait until the local sig compares cmp to value; returns its value."""
-    return pyshmem.signal_wait_until(_one(sig, "sig"), cmp, value)
+    s = _one(sig, "sig")
+    return _sim_blocks.wait("signal_wait_until", s, cmp, value, lambda: pyshmem.signal_wait_until(s, cmp, value))
 
 
 def wait_until(ivar, cmp, value):
     """Wait until the local ivar[0] compares cmp to value (acquire)."""
-    pyshmem.wait_until(_one(ivar, "ivar"), cmp, value)
+    v = _one(ivar, "ivar")
+    _sim_blocks.wait("wait_until", v, cmp, value, lambda: pyshmem.wait_until(v, cmp, value))
 
 
 def test(ivar, cmp, value):
@@ -366,6 +388,24 @@ def _reduction(op):
 sum_reduce, prod_reduce, max_reduce, min_reduce = (_reduction(o) for o in ("sum", "prod", "max", "min"))
 and_reduce, or_reduce, xor_reduce = (_reduction(o) for o in ("and", "or", "xor"))
 
+
+def _marks_waiting(fn):
+    """fn, with the calling kernel thread counted as waiting while it runs (a thread in a
+    barrier or collective cannot end another thread's wait of its block before other PEs
+    let it go; see _sim_blocks)."""
+
+    @functools.wraps(fn)
+    def marked(*args):
+        with _sim_blocks.waiting(_sim_blocks.kernel_thread()):
+            return fn(*args)
+
+    return marked
+
+
+for _name in ("barrier_all", "sync_all", "sync", "barrier", "broadcast", "collect", "fcollect", "alltoall",
+              "sum_reduce", "prod_reduce", "max_reduce", "min_reduce", "and_reduce", "or_reduce", "xor_reduce"):
+    globals()[_name] = _marks_waiting(globals()[_name])
+del _name
 
 for _op in OPS:
     if _op.coop:
