@@ -37,6 +37,12 @@ class Case:
     skip_unless: Callable[[], Optional[str]] = lambda: None  # returns a reason to skip
 
 
+def _moe_tokens(n, rounds, max_tokens):
+    """Tokens moe_alltoall.py moves each way: its token_count summed over rounds and PE pairs."""
+    return sum((src * 7 + dst * 3 + rnd * 5) % (max_tokens + 1)
+               for rnd in range(rounds) for src in range(n) for dst in range(n))
+
+
 CASES = {
     "hello.py": [Case(
         expect=lambda n: [r"pyshmem \S+ \(OpenSHMEM \d+\.\d+\)$", rf"All {n} PE\(s\) checked in with PE 0$"],
@@ -72,11 +78,13 @@ CASES = {
     "moe_alltoall.py": [
         Case(args=("--tokens", "6", "--hidden", "16", "--rounds", "3"), npes=(1, 2, 3, 4),
              skip_unless=cpu_kernel_toolchain_missing,
-             expect=lambda n: [rf"3 rounds of MoE dispatch/combine over {n} PE\(s\), grid {n}: \d+ tokens",
+             expect=lambda n: [rf"3 rounds of MoE dispatch/combine over {n} PE\(s\), grid {n}, 128 threads per block: "
+                               rf"{_moe_tokens(n, 3, 6)} tokens of 16 floats",
                                r"every element verified"]),
         Case(args=("--tokens", "5", "--rounds", "2", "--blocks", "2"), npes=(3,), label="proxy",
              env={"PYSHMEM_PROXY_ALL": "1"}, skip_unless=cpu_kernel_toolchain_missing,
-             expect=lambda n: [r"2 rounds of MoE dispatch/combine over 3 PE\(s\), grid 2"]),
+             expect=lambda n: [rf"2 rounds of MoE dispatch/combine over 3 PE\(s\), grid 2, 128 threads per block: "
+                               rf"{_moe_tokens(3, 2, 5)} tokens"]),
     ],
     "tp_allreduce.py": [
         Case(args=("--rows", "16", "--hidden", "96", "--out", "40", "--api", "host"), npes=(1, 2, 3, 4),
