@@ -94,6 +94,17 @@ CASES = {
              expect=lambda n: [r"x 2 group\(s\)", r"device API \(CPU build\): sum_reduce_block in a kernel",
                                r"matches NumPy bit for bit"]),
     ],
+    "ws_allreduce.py": [
+        Case(args=("--elems", "3000", "--blocks", "3", "--iters", "3"), npes=(1, 2, 4),
+             skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [rf"warp-specialised all-reduce of 3000 float32 over {n} PE\(s\): grid 3 x 128 threads, "
+                               r"2 sender \+ 2 reducer warps per block; 3 calls",
+                               r"every call matches NumPy bit for bit on every PE"]),
+        Case(args=("--elems", "1000", "--blocks", "2", "--send-warps", "1", "--iters", "2"), npes=(2, 4),
+             label="proxy", env={"PYSHMEM_PROXY_ALL": "1"}, skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [rf"over {n} PE\(s\): grid 2 x 128 threads, 1 sender \+ 3 reducer warps",
+                               r"matches NumPy bit for bit"]),
+    ],
     "grid_reduce.py": [
         Case(args=("--cols", "2", "--block", "5"), npes=(1, 2, 3, 4),
              expect=lambda n: [rf"{n} PE\(s\) as a \d+x\d+ grid of 5x5 blocks: .* match NumPy"]),
