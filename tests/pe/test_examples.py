@@ -37,6 +37,12 @@ class Case:
     skip_unless: Callable[[], Optional[str]] = lambda: None  # returns a reason to skip
 
 
+def _moe_tokens(n, rounds, max_tokens):
+    """Tokens moe_alltoall.py moves each way: its token_count summed over rounds and PE pairs."""
+    return sum((src * 7 + dst * 3 + rnd * 5) % (max_tokens + 1)
+               for rnd in range(rounds) for src in range(n) for dst in range(n))
+
+
 CASES = {
     "hello.py": [Case(
         expect=lambda n: [r"pyshmem \S+ \(OpenSHMEM \d+\.\d+\)$", rf"All {n} PE\(s\) checked in with PE 0$"],
@@ -72,11 +78,13 @@ CASES = {
     "moe_alltoall.py": [
         Case(args=("--tokens", "6", "--hidden", "16", "--rounds", "3"), npes=(1, 2, 3, 4),
              skip_unless=cpu_kernel_toolchain_missing,
-             expect=lambda n: [rf"3 rounds of MoE dispatch/combine over {n} PE\(s\), grid {n}: \d+ tokens",
+             expect=lambda n: [rf"3 rounds of MoE dispatch/combine over {n} PE\(s\), grid {n}, 128 threads per block: "
+                               rf"{_moe_tokens(n, 3, 6)} tokens of 16 floats",
                                r"every element verified"]),
         Case(args=("--tokens", "5", "--rounds", "2", "--blocks", "2"), npes=(3,), label="proxy",
              env={"PYSHMEM_PROXY_ALL": "1"}, skip_unless=cpu_kernel_toolchain_missing,
-             expect=lambda n: [r"2 rounds of MoE dispatch/combine over 3 PE\(s\), grid 2"]),
+             expect=lambda n: [rf"2 rounds of MoE dispatch/combine over 3 PE\(s\), grid 2, 128 threads per block: "
+                               rf"{_moe_tokens(3, 2, 5)} tokens"]),
     ],
     "tp_allreduce.py": [
         Case(args=("--rows", "16", "--hidden", "96", "--out", "40", "--api", "host"), npes=(1, 2, 3, 4),
@@ -84,6 +92,17 @@ CASES = {
         Case(args=("--rows", "8", "--hidden", "64", "--out", "16", "--groups", "2"), npes=(2, 4), label="device",
              skip_unless=cpu_kernel_toolchain_missing,
              expect=lambda n: [r"x 2 group\(s\)", r"device API \(CPU build\): sum_reduce_block in a kernel",
+                               r"matches NumPy bit for bit"]),
+    ],
+    "ws_allreduce.py": [
+        Case(args=("--elems", "3000", "--blocks", "3", "--iters", "3"), npes=(1, 2, 4),
+             skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [rf"warp-specialised all-reduce of 3000 float32 over {n} PE\(s\): grid 3 x 128 threads, "
+                               r"2 sender \+ 2 reducer warps per block; 3 calls",
+                               r"every call matches NumPy bit for bit on every PE"]),
+        Case(args=("--elems", "1000", "--blocks", "2", "--send-warps", "1", "--iters", "2"), npes=(2, 4),
+             label="proxy", env={"PYSHMEM_PROXY_ALL": "1"}, skip_unless=cpu_kernel_toolchain_missing,
+             expect=lambda n: [rf"over {n} PE\(s\): grid 2 x 128 threads, 1 sender \+ 3 reducer warps",
                                r"matches NumPy bit for bit"]),
     ],
     "grid_reduce.py": [
