@@ -83,3 +83,10 @@ def test_host_calls_do_not_queue_behind_user_kernels(npes):
     proc = run_pes(HERE / "programs" / "gpu_streams.py", npes, timeout=120,
                    env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
     assert_ok(proc, npes)
+
+
+def test_the_cpu_kernel_suite_gives_the_gpu_results():
+    """tests/kernels/warp_suite.cu on the GPU and on the CPU build: equal outputs."""
+    proc = run_pes(HERE / "programs" / "kernel_suite_compare.py", 1, timeout=240,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
+    assert_ok(proc, 1)

@@ -56,3 +56,8 @@ def test_measure_block_threads(capsys):
         for line in proc.stdout.splitlines():
             if "MEASURE" in line:
                 print("\n" + line)
+
+
+def test_device_api_check_fails_the_launch_not_the_process():
+    proc = run_pes("cpu_kernel_trap.py", 2, timeout=120, env={"PYSHMEM_DEBUG": "1"})
+    assert_ok(proc, 2)

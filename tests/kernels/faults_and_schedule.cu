@@ -1,0 +1,73 @@
+// printf, assert, __trap, forward progress of atomic spins and the random schedule, run
+// by tests/unit/test_cpu_kernel_faults.py on the CPU build (compiled for sm_90 there too).
+#include <pyshmem/device.cuh>
+
+// One printf per thread, long enough that lines of concurrent blocks would mix if the
+// text went out in pieces.
+extern "C" __global__ void print_lines(int width) {
+  char pad[300];
+  const int n = width < 299 ? width : 299;
+  for (int i = 0; i < n; ++i) pad[i] = char('a' + (threadIdx.x + i) % 26);
+  pad[n] = 0;
+  printf("line block=%u thread=%u %s end\n", blockIdx.x, threadIdx.x, pad);
+}
+
+// Thread `bad_thread` of block `bad_block` fails an assert (kind 0) or traps (kind 1);
+// every other block spins on an atomic flag nobody sets, so the launch must stop them.
+extern "C" __global__ void fail_while_others_wait(int* flag, int kind, unsigned bad_block, unsigned bad_thread) {
+  if (blockIdx.x == bad_block) {
+    if (threadIdx.x == bad_thread) {
+      if (kind == 0) assert(threadIdx.x != bad_thread);
+      else __trap();
+    }
+    __syncthreads();
+    return;
+  }
+  if (threadIdx.x == 0)
+    while (atomicAdd(flag, 0) == 0) {
+    }
+}
+
+// Thread 0 spins on an atomic flag the block's last thread sets after a __syncthreads
+// the others reach: only the spin's atomics let the others run.
+extern "C" __global__ void atomic_spin(int* flag, int* seen) {
+  if (threadIdx.x == 0) {
+    long spins = 0;
+    while (atomicCAS(flag, 1, 1) != 1) ++spins;
+    seen[0] = 1;
+    seen[1] = spins > 0;
+    return;
+  }
+  if (threadIdx.x == blockDim.x - 1) atomicExch(flag, 1);
+}
+
+// A planted ordering bug: every thread fills its slot, and the last thread publishes
+// the block's sum with no __syncthreads() before reading the others' slots. In thread
+// order the last thread runs last and the sum is right; any other order exposes it.
+extern "C" __global__ void missing_syncthreads(int* slots, int* sums) {
+  int* mine = slots + blockIdx.x * blockDim.x;
+  mine[threadIdx.x] = int(threadIdx.x) + 1;
+  // BUG: a __syncthreads() belongs here.
+  if (threadIdx.x == blockDim.x - 1) {
+    int s = 0;
+    for (unsigned i = 0; i < blockDim.x; ++i) s += mine[i];
+    sums[blockIdx.x] = s;
+  }
+}
+
+// The same kernel, correct.
+extern "C" __global__ void with_syncthreads(int* slots, int* sums) {
+  int* mine = slots + blockIdx.x * blockDim.x;
+  mine[threadIdx.x] = int(threadIdx.x) + 1;
+  __syncthreads();
+  if (threadIdx.x == blockDim.x - 1) {
+    int s = 0;
+    for (unsigned i = 0; i < blockDim.x; ++i) s += mine[i];
+    sums[blockIdx.x] = s;
+  }
+}
+
+// A device-API check fails inside a thread (PYSHMEM_DEBUG=1: a PE out of range).
+extern "C" __global__ void bad_pe(long long* dst) {
+  if (threadIdx.x == 2) pyshmem::p(dst, 1LL, 1 << 20);
+}
