@@ -71,3 +71,13 @@ extern "C" __global__ void with_syncthreads(int* slots, int* sums) {
 extern "C" __global__ void bad_pe(long long* dst) {
   if (threadIdx.x == 2) pyshmem::p(dst, 1LL, 1 << 20);
 }
+
+// A _block and a _warp call whose threads disagree on the arguments (kind 0: thread 5
+// of the block passes another size to putmem_block; kind 1: lane 3 of warp 1 another
+// destination to putmem_warp; kind 2: all agree).
+extern "C" __global__ void coop_args(char* dst, const char* src, int kind) {
+  const size_t n = 256;
+  if (kind == 0) pyshmem::putmem_block(dst, src, threadIdx.x == 5 ? n / 2 : n, pyshmem::my_pe());
+  if (kind == 1) pyshmem::putmem_warp(dst + (threadIdx.x == 35 ? 64 : 0), src, n, pyshmem::my_pe());
+  if (kind == 2) pyshmem::putmem_block(dst, src, n, pyshmem::my_pe());
+}

@@ -188,7 +188,38 @@ inline void coop_sync(Coop c) {
   if (c == Coop::block) barrier(0);
   else if (c == Coop::warp) syncwarp(warp_lanes_mask(t_block, t_block->cur->linear));
 }
-inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yield, schedule_point, fail};
+// PYSHMEM_DEBUG=1: the threads of the warp or block calling a _warp/_block function
+// compare the digests of their arguments.
+inline void digests_differ(Block* b) {
+  b->args_differ = -1;
+  for (unsigned i = 1; i < b->n && b->args_differ < 0; ++i)
+    if (b->fibers[i].warp_in != b->fibers[0].warp_in) b->args_differ = static_cast<int>(i);
+}
+inline void coop_same(Coop c, const char* call, uint64_t digest) {
+  Block* b = t_block;
+  Fiber* me = b->cur;
+  char what[320];
+  if (c == Coop::warp) {
+    if (warp_meet(kOpMatchAll, warp_lanes_mask(b, me->linear), digest)) return;
+    snprintf(what, sizeof what,
+             "pyshmem::%s: the lanes of warp %u called it with different arguments (PYSHMEM_DEBUG check: every "
+             "lane of the warp must call a _warp function with the same arguments)",
+             call, me->linear / 32);
+    usage_error(what);
+  }
+  if (c != Coop::block) return;
+  me->warp_in = digest;
+  barrier(0, digests_differ);
+  if (b->args_differ < 0) return;
+  snprintf(what, sizeof what,
+           "pyshmem::%s: the threads of the block called it with different arguments (thread 0 and thread %d "
+           "differ; PYSHMEM_DEBUG check: every thread of the block must call a _block function with the same "
+           "arguments)",
+           call, b->args_differ);
+  usage_error(what);
+}
+
+inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yield, schedule_point, fail, coop_same};
 }  // namespace fibers
 
 }  // namespace cpu

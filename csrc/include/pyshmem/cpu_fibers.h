@@ -132,6 +132,7 @@ struct Block {
   unsigned poll_streak = 0, idle_rounds = 0;
   void* dead_sp = nullptr;          // where an exited fiber's last switch saves its sp
   bool stopped = false;             // ended early: a failure here or in another block
+  int args_differ = -1;             // PYSHMEM_DEBUG: a thread whose _block call's arguments differ
   uint64_t rng = 0;                 // random schedule's state (0: fixed order)
 };
 

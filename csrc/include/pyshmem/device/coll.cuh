@@ -45,6 +45,8 @@ PYSHMEM_HD int member_pe(const pyshmem_team_desc& t, int i) { return t.start + i
 template <Coop C>
 PYSHMEM_HD void broadcast_impl(const char* call, team_t team, void* dest, const void* source, size_t nbytes,
                                int root) {
+  coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), PYSHMEM_U64(source), nbytes,
+                    static_cast<uint64_t>(root));
   const pyshmem_team_desc& t = team_entry(call, team);
   if (root < 0 || root >= t.size) trap(call, "root is not a PE of the team", root);
   coll_sync<C>(call, team);
@@ -58,6 +60,7 @@ PYSHMEM_HD void broadcast_impl(const char* call, team_t team, void* dest, const 
 template <Coop C>
 PYSHMEM_HD void gather_impl(const char* call, team_t team, void* dest, const void* source, size_t nbytes,
                             bool alltoall) {
+  coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), PYSHMEM_U64(source), nbytes, alltoall);
   const pyshmem_team_desc& t = team_entry(call, team);
   coll_sync<C>(call, team);
   const char* from = static_cast<const char*>(source) + (alltoall ? static_cast<size_t>(t.my_index) * nbytes : 0);
@@ -95,6 +98,7 @@ PYSHMEM_HD uint64_t coll_published(uint64_t* pub, int pe) {
 template <Coop C>
 PYSHMEM_HD void collect_impl(const char* call, team_t team, void* dest, size_t dest_cap, const void* source,
                              size_t nbytes) {
+  coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), dest_cap, PYSHMEM_U64(source), nbytes);
   const pyshmem_team_desc& t = team_entry(call, team);
   uint64_t* pub = coll_publish(team);
   coop_sync<C>();
@@ -135,6 +139,8 @@ PYSHMEM_HD void copy_element(char* to, const char* from, size_t elem) {
 template <Coop C>
 PYSHMEM_HD void alltoalls_impl(const char* call, team_t team, void* dest, const void* source, ptrdiff_t dst,
                                ptrdiff_t sst, size_t nelems, size_t elem) {
+  coop_same_args<C>(call, static_cast<uint64_t>(team) ^ (elem << 32), PYSHMEM_U64(dest), PYSHMEM_U64(source),
+                    static_cast<uint64_t>(dst) ^ (static_cast<uint64_t>(sst) << 32), nelems);
   const pyshmem_team_desc& t = team_entry(call, team);
   if (dst < 1 || sst < 1) trap(call, "strides must be >= 1 element", static_cast<int>(dst < 1 ? dst : sst));
   coll_sync<C>(call, team);
@@ -155,6 +161,7 @@ PYSHMEM_HD void alltoalls_impl(const char* call, team_t team, void* dest, const 
 
 template <class T, int Op, Coop C>
 PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* source, size_t nelems) {
+  coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), PYSHMEM_U64(source), nelems);
   const pyshmem_team_desc& t = team_entry(call, team);
   for (int j = 0; j < t.size; ++j)
     if (!direct_ptr(call, source, member_pe(t, j)))

@@ -127,6 +127,9 @@ struct CpuCoop {
   bool (*poll_yield)(bool first_poll);
   void (*point)();
   void (*fail)(const char* what);
+  // PYSHMEM_DEBUG=1: the group's threads meet and compare `digest` (their arguments);
+  // a difference fails the kernel naming `call`.
+  void (*same)(Coop, const char* call, uint64_t digest);
 };
 inline thread_local const CpuCoop* t_cpu_coop = nullptr;
 inline void cpu_kernel_fail(const char* what) {
@@ -157,6 +160,25 @@ PYSHMEM_HD int coop_size() {
 #endif
   return 1;
 }
+
+// A _warp/_block call's rule: every thread of the group passes the same arguments.
+// Checked in debug mode (PYSHMEM_DEBUG=1) in CPU kernels, where the group's threads
+// meet and compare a digest of a..e; free otherwise.
+template <Coop C>
+PYSHMEM_HD void coop_same_args(const char* call, uint64_t a, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0,
+                               uint64_t e = 0) {
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+  if (C == Coop::thread || !(state().flags & PYSHMEM_STATE_DEBUG)) return;
+  if (const CpuCoop* cc = t_cpu_coop) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (uint64_t v : {a, b, c, d, e}) h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+    cc->same(C, call, h);
+  }
+#else
+  (void)call, (void)a, (void)b, (void)c, (void)d, (void)e;
+#endif
+}
+#define PYSHMEM_U64(x) static_cast<uint64_t>(reinterpret_cast<uintptr_t>(x))
 
 template <Coop C>
 PYSHMEM_HD void coop_sync() {

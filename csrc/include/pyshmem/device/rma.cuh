@@ -29,6 +29,7 @@ namespace detail {
 // Direct copy with the whole group, or one proxy request pushed by the group's leader.
 template <Coop C>
 PYSHMEM_HD void putmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe, bool nbi) {
+  coop_same_args<C>(call, PYSHMEM_U64(dest), PYSHMEM_U64(source), nbytes, static_cast<uint64_t>(pe));
   note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   if (void* d = direct_ptr(call, dest, pe)) return copy_bytes<C>(d, source, nbytes);
   coop_sync<C>();
@@ -38,6 +39,7 @@ PYSHMEM_HD void putmem_impl(const char* call, void* dest, const void* source, si
 
 template <Coop C>
 PYSHMEM_HD void getmem_impl(const char* call, void* dest, const void* source, size_t nbytes, int pe, bool nbi) {
+  coop_same_args<C>(call, PYSHMEM_U64(dest), PYSHMEM_U64(source), nbytes, static_cast<uint64_t>(pe));
   note_op(PYSHMEM_OP_GET, pe, source, nbytes);
   if (void* s = direct_ptr(call, source, pe)) return copy_bytes<C>(dest, s, nbytes);
   coop_sync<C>();

@@ -59,6 +59,9 @@ namespace detail {
 template <Coop C>
 PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* source, size_t nbytes,
                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe, bool nbi) {
+  coop_same_args<C>(call, PYSHMEM_U64(dest), PYSHMEM_U64(source), nbytes,
+                    PYSHMEM_U64(sig_addr) ^ (static_cast<uint64_t>(pe) << 48) ^ (static_cast<uint64_t>(sig_op) << 40),
+                    signal);
   if (sig_op != PYSHMEM_SIGNAL_ADD && sig_op != PYSHMEM_SIGNAL_SET)
     trap(call, "sig_op must be PYSHMEM_SIGNAL_SET or PYSHMEM_SIGNAL_ADD", pe);
   note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
