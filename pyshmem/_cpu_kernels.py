@@ -157,6 +157,8 @@ def load(path):
                                              ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
                                              ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint64]
     handle.pyshmem_cpu_run_block.restype = ctypes.c_int
+    handle.pyshmem_cpu_switches.argtypes = []
+    handle.pyshmem_cpu_switches.restype = ctypes.c_uint64
     return handle
 
 

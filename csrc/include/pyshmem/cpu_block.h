@@ -226,6 +226,12 @@ inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yiel
 }  // namespace pyshmem
 
 extern "C" {
+// Context switches between the CUDA threads (fibers) of every block this kernel
+// library has run, a benchmark's count of the execution model's work.
+__attribute__((weak, visibility("default"))) uint64_t pyshmem_cpu_switches() {
+  return pyshmem::cpu::g_switches.load(std::memory_order_relaxed);
+}
+
 // Runs block (coords[0..2]) of a grid coords[3..5] with blocks of coords[6..8] threads:
 // kernel `fn` with nargs arguments (argv/kinds, see KernelCall); `grid` is the launch's
 // state shared by its blocks (pyshmem::cpu::Grid). Returns 0; 1 with a message in err
@@ -326,6 +332,7 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
     if (status == 1) __atomic_store_n(&g->failed, 1, __ATOMIC_RELEASE);
     unmap_stacks(&b);
   }
+  g_switches.fetch_add(b.switches, std::memory_order_relaxed);
   if (alt_set) sigaltstack(&alt_old, nullptr);
   if (alt != MAP_FAILED) munmap(alt, alt_bytes);
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)

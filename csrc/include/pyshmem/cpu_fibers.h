@@ -133,6 +133,7 @@ struct Block {
   void* dead_sp = nullptr;          // where an exited fiber's last switch saves its sp
   bool stopped = false;             // ended early: a failure here or in another block
   int args_differ = -1;             // PYSHMEM_DEBUG: a thread whose _block call's arguments differ
+  uint64_t switches = 0;            // context switches (for pyshmem_cpu_switches)
   uint64_t rng = 0;                 // random schedule's state (0: fixed order)
 };
 
@@ -151,6 +152,8 @@ struct Grid {
   uint64_t seed;
 };
 inline thread_local Grid* t_grid = nullptr;
+// Context switches of every block this library ran so far (benchmarks read it).
+inline std::atomic<uint64_t> g_switches{0};
 inline bool grid_failed() { return t_grid && __atomic_load_n(&t_grid->failed, __ATOMIC_RELAXED); }
 
 namespace fibers {
@@ -203,6 +206,7 @@ inline void prepare(Block* b, Fiber& f) {
 // block's OS-thread context when `to` is null.
 inline void switch_to(Block* b, Fiber* from, Fiber* to) {
   b->cur = to;
+  ++b->switches;
   if (from) from->atomics = 0;
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
   static thread_local ucontext_t dead;
