@@ -29,6 +29,22 @@ __device__ T* dyn() {
   return reinterpret_cast<T*>(raw);
 }
 extern __shared__ int at_file_scope[];
+// __constant__ and __device__ variables are one per process, shared by every block;
+// cache-hinted loads and stores are plain ones.
+__constant__ int k_table[4] = {3, 5, 7, 11};
+__device__ unsigned long long d_counter;
+extern "C" __global__ void globals(int* out, int reset) {
+  if (reset) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) d_counter = 0;
+    return;
+  }
+  atomicAdd(&d_counter, 1ull);
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  __stcg(&out[t], k_table[t % 4]);
+  __syncthreads();
+  __stwt(&out[t], __ldcg(&out[t]) + __ldg(&out[t]));
+  if (threadIdx.x == 0) __stcs(&out[1024 + blockIdx.x], (int)__ldcs(&d_counter));
+}
 extern "C" __global__ void dynamic(int* out) {
   int* s = dyn<int>();
   s[threadIdx.x] = threadIdx.x + 1;
@@ -78,3 +94,23 @@ def test_bad_shared_mem_or_stack_size(module, kw):
     out = np.zeros(3, np.int32)
     with pytest.raises(pyshmem.InvalidArgumentError, match="shared_mem|stack_size"):
         pcuda.launch(module.get_kernel("dynamic"), 1, 32, out, **kw)
+
+
+def test_constant_and_device_globals_are_shared_by_every_block(module):
+    out = np.zeros(1024 + 8, np.int32)
+    k = module.get_kernel("globals")
+    pcuda.launch(k, 1, 32, out, np.int32(1))
+    pcuda.launch(k, 8, 128, out, np.int32(0))
+    assert out[:1024].tolist() == [[6, 10, 14, 22][t % 4] for t in range(1024)]
+    # Each block's thread 0 saw at least its own block's 128 increments of the one counter.
+    assert all(128 <= c <= 1024 for c in out[1024:].tolist()), out[1024:]
+    pcuda.launch(k, 1, 32, out, np.int32(1))
+    pcuda.launch(k, 1, 64, out, np.int32(0))
+    assert out[1024] == 64  # the counter survived between launches and was reset
+
+
+def test_the_source_compiles_for_sm90():
+    pytest.importorskip("cuda.core", reason="cuda-core is not installed (pip install 'pyshmem[cuda]')")
+    ptx = bytes(pcuda.compile(SOURCE, arch="sm_90", output="ptx", name="unit_cpu_kernel_launch").code).decode()
+    for kernel in ("many", "globals", "dynamic"):
+        assert f".entry {kernel}(" in ptx, kernel

@@ -198,10 +198,33 @@ inline void __nanosleep(unsigned int ns) {
   if (!::pyshmem::cpu::fibers::poll_yield(false)) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
 }
 
+// Loads and stores with cache hints (read-only, cache-global, streaming, ...): plain
+// accesses on the CPU.
 template <class T>
 inline T __ldg(const T* p) {
   return *p;
 }
+#define PYSHMEM_CPU_LOAD_HINT(name) \
+  template <class T>                \
+  inline T name(const T* p) {       \
+    return *p;                      \
+  }
+#define PYSHMEM_CPU_STORE_HINT(name) \
+  template <class T>                 \
+  inline void name(T* p, T v) {      \
+    *p = v;                          \
+  }
+PYSHMEM_CPU_LOAD_HINT(__ldcg)
+PYSHMEM_CPU_LOAD_HINT(__ldca)
+PYSHMEM_CPU_LOAD_HINT(__ldcs)
+PYSHMEM_CPU_LOAD_HINT(__ldlu)
+PYSHMEM_CPU_LOAD_HINT(__ldcv)
+PYSHMEM_CPU_STORE_HINT(__stwb)
+PYSHMEM_CPU_STORE_HINT(__stcg)
+PYSHMEM_CPU_STORE_HINT(__stcs)
+PYSHMEM_CPU_STORE_HINT(__stwt)
+#undef PYSHMEM_CPU_LOAD_HINT
+#undef PYSHMEM_CPU_STORE_HINT
 
 // CUDA's device min/max overloads.
 #define PYSHMEM_CPU_MINMAX_FN(T)                   \

@@ -73,7 +73,11 @@
 #include "pyshmem/cpu_warp.h"
 
 #define __global__
+// __device__, __constant__ and __managed__ variables are ordinary globals of the kernel
+// library: one per process (= per PE), shared by every block, as on a GPU.
 #define __device__
+#define __constant__
+#define __managed__
 #define __host__
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
