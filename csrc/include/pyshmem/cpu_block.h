@@ -6,6 +6,7 @@
 #pragma once
 
 #include "pyshmem/cpu_fibers.h"
+#include "pyshmem/cpu_stacks.h"
 #include "pyshmem/cpu_warp.h"
 #include "pyshmem/device.cuh"
 

@@ -13,9 +13,9 @@
 // stays shared), ~4 ns; elsewhere, or with -DPYSHMEM_CPU_FIBERS_UCONTEXT, POSIX
 // swapcontext, which also saves the signal mask with a system call (~300 ns).
 //
-// Stacks: one mapping per block (MAP_NORESERVE: only touched pages are resident, an
-// idle thread costs about one 4 KiB page) holding every thread's stack with a guard page
-// below each. Guards are MADV_GUARD_INSTALL markers (Linux >= 6.13), which do not split
+// Stacks (pyshmem/cpu_stacks.h): one mapping per block, pooled for later blocks
+// (MAP_NORESERVE: only touched pages are resident, an idle thread costs about one 4 KiB
+// page) holding every thread's stack with a guard page below each. Guards are MADV_GUARD_INSTALL markers (Linux >= 6.13), which do not split
 // the mapping, so 96 blocks x 1024 threads stay far below vm.max_map_count; older
 // kernels get PROT_NONE pages (two mappings per thread). Kernels are compiled with
 // -fstack-clash-protection, so a large frame touches the guard instead of jumping it.
@@ -118,6 +118,7 @@ struct Block {
   // Stacks: fiber i's guard at region + i*slot, its stack above it up to region + (i+1)*slot.
   char* region = nullptr;
   size_t region_bytes = 0, slot = 0, guard = 0, stack = 0;
+  size_t region_slots = 0;          // stacks the region holds (>= n when reused from the pool)
   bool mprotect_guards = false;
   // Scheduler.
   void* main_sp = nullptr;          // the OS thread's own context while fibers run
@@ -361,84 +362,6 @@ inline bool poll_yield(bool first_poll) {
   warp_lane_exited(b, me->linear);
   switch_away(b);
   __builtin_unreachable();
-}
-
-// ---- stack overflow report ----
-inline std::atomic<int> g_segv_installed{0};
-inline struct sigaction g_prev_segv;
-
-inline void on_segv(int sig, siginfo_t* si, void* ctx) {
-  Block* b = t_block;
-  char* a = static_cast<char*>(si->si_addr);
-  if (b && b->region && a >= b->region && a < b->region + b->region_bytes &&
-      static_cast<size_t>(a - b->region) % b->slot < b->guard) {
-    const Fiber& f = b->fibers[(a - b->region) / b->slot];
-    char msg[640];
-    const int len = snprintf(
-        msg, sizeof msg,
-        "pyshmem: stack overflow in CPU kernel %s, block (%u,%u,%u), thread (%u,%u,%u): the thread used more than "
-        "its %zu KiB stack. Raise it with pyshmem.cuda.launch(..., stack_size=BYTES) or PYSHMEM_CPU_KERNEL_STACK "
-        "(e.g. 256K), or move large arrays out of the kernel's locals (shared or global memory).\n",
-        b->kernel, b->block_idx.x, b->block_idx.y, b->block_idx.z, f.tid.x, f.tid.y, f.tid.z, b->stack / 1024);
-    if (len > 0) (void)!write(2, msg, static_cast<size_t>(len) < sizeof msg ? len : sizeof msg - 1);
-  }
-  // Not ours, or reported: the previous handler (or the default action) takes the
-  // fault when the instruction runs again.
-  sigaction(SIGSEGV, &g_prev_segv, nullptr);
-  (void)sig;
-  (void)ctx;
-}
-
-inline void install_segv_handler() {
-  int expected = 0;
-  if (!g_segv_installed.compare_exchange_strong(expected, 1)) return;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_segv;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &g_prev_segv);
-}
-
-// ---- stacks ----
-// Maps the block's stacks with guards; returns an error message or null.
-inline const char* map_stacks(Block* b, size_t stack_bytes) {
-  const size_t pg = page_size();
-  b->stack = (stack_bytes + pg - 1) / pg * pg;
-  if (b->stack < 4 * pg) b->stack = 4 * pg;
-  b->guard = pg;
-  b->slot = b->stack + b->guard;
-  b->region_bytes = b->slot * b->n;
-  void* p = mmap(nullptr, b->region_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-  if (p == MAP_FAILED) return "cannot reserve address space for the block's thread stacks (mmap failed)";
-  b->region = static_cast<char*>(p);
-#if defined(MADV_NOHUGEPAGE)
-  madvise(p, b->region_bytes, MADV_NOHUGEPAGE);  // a huge page would make every stack resident
-#endif
-  constexpr int kGuardInstall = 102;  // MADV_GUARD_INSTALL (Linux 6.13)
-  static std::atomic<int> guard_markers{-1};     // -1 unknown, 0 no, 1 yes
-  for (unsigned i = 0; i < b->n; ++i) {
-    char* g = b->region + i * b->slot;
-    if (guard_markers.load(std::memory_order_relaxed) != 0) {
-      if (madvise(g, b->guard, kGuardInstall) == 0) {
-        guard_markers.store(1, std::memory_order_relaxed);
-        continue;
-      }
-      guard_markers.store(0, std::memory_order_relaxed);
-    }
-    b->mprotect_guards = true;
-    if (mprotect(g, b->guard, PROT_NONE) != 0)
-      return "cannot protect the guard pages of the block's thread stacks: this kernel (Linux < 6.13) needs two "
-             "memory maps per CUDA thread and vm.max_map_count is too low; raise it (sysctl vm.max_map_count) or "
-             "launch fewer threads";
-  }
-  return nullptr;
-}
-
-inline void unmap_stacks(Block* b) {
-  if (b->region) munmap(b->region, b->region_bytes);
-  b->region = nullptr;
 }
 
 }  // namespace fibers
