@@ -404,7 +404,7 @@ def main(argv=None):
                     help="slice sizes both run at the simulator's launch (comma-separated)")
     ap.add_argument("--sim-per-thread", type=int, default=256, help="elements per thread of a slice's launch")
     ap.add_argument("--sync-k", type=parse_ints, default=[1000, 11000], help="two barrier counts, CPU build")
-    ap.add_argument("--sim-sync-k", type=parse_ints, default=[2, 12], help="two barrier counts, simulator")
+    ap.add_argument("--sim-sync-k", type=parse_ints, default=[2, 42], help="two barrier counts, simulator")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--json", help="write the figures here")
