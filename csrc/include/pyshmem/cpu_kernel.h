@@ -35,6 +35,7 @@
 //   integer intrinsics (__popc, __clz, __ffs, __brev, __mulhi ...), warpSize, clock64,
 //   __nanosleep (lets the block's other threads run), __ldg, min/max:
 //   pyshmem/cpu_intrinsics.h.
+// - Vector types (float4 ... with CUDA's alignment, make_*), __half/__nv_bfloat16 (<cuda_fp16.h>, <cuda_bf16.h>), conversion/rounding/fast-math intrinsics: pyshmem/cpu_vector_types.h, cpu_half.h, cpu_math.h.
 // Not available yet: warp intrinsics (__shfl_*, __ballot_*), cooperative groups,
 // textures, printf/assert from kernels, CUDA runtime API calls.
 #pragma once
@@ -50,6 +51,9 @@
 #include "pyshmem/device.cuh"
 #include "pyshmem/cpu_block.h"
 #include "pyshmem/cpu_intrinsics.h"
+#include "pyshmem/cpu_math.h"
+#include "pyshmem/cpu_vector_types.h"
+#include "pyshmem/cpu_half.h"
 
 #define __global__
 #define __device__
