@@ -61,6 +61,14 @@ inline T relu(T h) {
   if (is_nan(h)) return of_raw<T>(F16<T>::kNan);
   return (raw(h) & 0x8000) ? of_raw<T>(0) : h;
 }
+template <class I, class T>
+inline I to_integer(T h, Round r) {
+  return to_int<I>(F16<T>::to_float(raw(h)), r);
+}
+template <class T, class I>
+inline T from_integer(I v, Round r) {
+  return of_raw<T>(F16<T>::from_int(v, r));
+}
 inline uint32_t lane_mask(bool lo, bool hi) { return (lo ? 0xffffu : 0u) | (hi ? 0xffff0000u : 0u); }
 
 // *p = op(*p, v) by compare-and-swap on the bits; returns the old value.
@@ -104,25 +112,22 @@ inline T atomic_update(T* p, T v, Op op) {
 #define PYSHMEM_CPU_F16_MATH(T, T2, name, fexpr) \
   PYSHMEM_CPU_F16_UNARY(T, T2, h##name, h2##name, ::pyshmem::cpu::fp::rounded<T>(fexpr))
 
-#define PYSHMEM_CPU_F16_TO_INT(T, stem, suffix, I)                                                                   \
-  inline I __##stem##2##suffix##_rn(T h) { return ::pyshmem::cpu::fp::to_int<I>(float(h), ::pyshmem::cpu::fp::kNearest); } \
-  inline I __##stem##2##suffix##_rz(T h) { return ::pyshmem::cpu::fp::to_int<I>(float(h), ::pyshmem::cpu::fp::kZero); }    \
-  inline I __##stem##2##suffix##_ru(T h) { return ::pyshmem::cpu::fp::to_int<I>(float(h), ::pyshmem::cpu::fp::kUp); }      \
-  inline I __##stem##2##suffix##_rd(T h) { return ::pyshmem::cpu::fp::to_int<I>(float(h), ::pyshmem::cpu::fp::kDown); }
-#define PYSHMEM_CPU_F16_FROM_INT(T, stem, prefix, I)                                                                  \
-  inline T __##prefix##2##stem##_rn(I v) { return ::pyshmem::cpu::fp::of_raw<T>(::pyshmem::cpu::fp::F16<T>::from_int(v, ::pyshmem::cpu::fp::kNearest)); } \
-  inline T __##prefix##2##stem##_rz(I v) { return ::pyshmem::cpu::fp::of_raw<T>(::pyshmem::cpu::fp::F16<T>::from_int(v, ::pyshmem::cpu::fp::kZero)); }    \
-  inline T __##prefix##2##stem##_ru(I v) { return ::pyshmem::cpu::fp::of_raw<T>(::pyshmem::cpu::fp::F16<T>::from_int(v, ::pyshmem::cpu::fp::kUp)); }      \
-  inline T __##prefix##2##stem##_rd(I v) { return ::pyshmem::cpu::fp::of_raw<T>(::pyshmem::cpu::fp::F16<T>::from_int(v, ::pyshmem::cpu::fp::kDown)); }
-#define PYSHMEM_CPU_F16_INTS(T, stem)                                                                  \
-  PYSHMEM_CPU_F16_TO_INT(T, stem, short, short) PYSHMEM_CPU_F16_TO_INT(T, stem, ushort, unsigned short) \
-  PYSHMEM_CPU_F16_TO_INT(T, stem, int, int) PYSHMEM_CPU_F16_TO_INT(T, stem, uint, unsigned int)          \
-  PYSHMEM_CPU_F16_TO_INT(T, stem, ll, long long) PYSHMEM_CPU_F16_TO_INT(T, stem, ull, unsigned long long) \
-  PYSHMEM_CPU_F16_FROM_INT(T, stem, short, short) PYSHMEM_CPU_F16_FROM_INT(T, stem, ushort, unsigned short) \
-  PYSHMEM_CPU_F16_FROM_INT(T, stem, int, int) PYSHMEM_CPU_F16_FROM_INT(T, stem, uint, unsigned int)        \
-  PYSHMEM_CPU_F16_FROM_INT(T, stem, ll, long long) PYSHMEM_CPU_F16_FROM_INT(T, stem, ull, unsigned long long) \
-  inline signed char __##stem##2char_rz(T h) { return ::pyshmem::cpu::fp::to_int<signed char>(float(h), ::pyshmem::cpu::fp::kZero); } \
-  inline unsigned char __##stem##2uchar_rz(T h) { return ::pyshmem::cpu::fp::to_int<unsigned char>(float(h), ::pyshmem::cpu::fp::kZero); }
+// The integer conversions in the four modes (CUDA names them __half2int_rn,
+// __int2half_rz, __bfloat162ll_ru ...).
+#define PYSHMEM_CPU_F16_MODE(R, name, P, body, sfx, mode) \
+  inline R name##sfx(P v) { return ::pyshmem::cpu::fp::body(v, ::pyshmem::cpu::fp::mode); }
+#define PYSHMEM_CPU_F16_MODES(R, name, P, body)                                                   \
+  PYSHMEM_CPU_F16_MODE(R, name, P, body, _rn, kNearest) PYSHMEM_CPU_F16_MODE(R, name, P, body, _rz, kZero) \
+  PYSHMEM_CPU_F16_MODE(R, name, P, body, _ru, kUp) PYSHMEM_CPU_F16_MODE(R, name, P, body, _rd, kDown)
+#define PYSHMEM_CPU_F16_INT(T, stem, sfx, I)                          \
+  PYSHMEM_CPU_F16_MODES(I, __##stem##2##sfx, T, to_integer<I>)        \
+  PYSHMEM_CPU_F16_MODES(T, __##sfx##2##stem, I, from_integer<T>)
+#define PYSHMEM_CPU_F16_INTS(T, stem)                                                              \
+  PYSHMEM_CPU_F16_INT(T, stem, short, short) PYSHMEM_CPU_F16_INT(T, stem, ushort, unsigned short)  \
+  PYSHMEM_CPU_F16_INT(T, stem, int, int) PYSHMEM_CPU_F16_INT(T, stem, uint, unsigned int)          \
+  PYSHMEM_CPU_F16_INT(T, stem, ll, long long) PYSHMEM_CPU_F16_INT(T, stem, ull, unsigned long long) \
+  PYSHMEM_CPU_F16_MODE(signed char, __##stem##2char, T, to_integer<signed char>, _rz, kZero)       \
+  PYSHMEM_CPU_F16_MODE(unsigned char, __##stem##2uchar, T, to_integer<unsigned char>, _rz, kZero)
 
 #define PYSHMEM_CPU_F16_API(T, T2, stem)                                                                             \
   /* conversions */                                                                                                 \
@@ -268,8 +273,9 @@ PYSHMEM_CPU_F16_API(__nv_bfloat16, __nv_bfloat162, bfloat16)
 
 #undef PYSHMEM_CPU_F16_API
 #undef PYSHMEM_CPU_F16_INTS
-#undef PYSHMEM_CPU_F16_FROM_INT
-#undef PYSHMEM_CPU_F16_TO_INT
+#undef PYSHMEM_CPU_F16_INT
+#undef PYSHMEM_CPU_F16_MODES
+#undef PYSHMEM_CPU_F16_MODE
 #undef PYSHMEM_CPU_F16_MATH
 #undef PYSHMEM_CPU_F16_CMP
 #undef PYSHMEM_CPU_F16_TERNARY
