@@ -45,6 +45,9 @@
 //   __match_any/_all_sync, __reduce_*_sync and __activemask (pyshmem/cpu_warp.h);
 //   <cooperative_groups.h>: blocks, tiles up to 32, coalesced groups, grid sync under
 //   launch(cooperative=True) (pyshmem/cpu_include/cooperative_groups.h).
+// - Vector types (float4 ... with CUDA's alignment, make_*), __half/__nv_bfloat16
+//   (<cuda_fp16.h>, <cuda_bf16.h>), conversion, rounding and fast-math intrinsics:
+//   pyshmem/cpu_vector_types.h, cpu_half.h, cpu_math.h.
 // - printf (one write() per call), assert and __trap() (the launch raises
 //   pyshmem.KernelError naming kernel, block and thread).
 // Not available: textures, CUDA runtime API calls from kernels.
@@ -71,6 +74,9 @@
 #include "pyshmem/cpu_block.h"
 #include "pyshmem/cpu_intrinsics.h"
 #include "pyshmem/cpu_warp.h"
+#include "pyshmem/cpu_math.h"
+#include "pyshmem/cpu_vector_types.h"
+#include "pyshmem/cpu_half.h"
 
 #define __global__
 // __device__, __constant__ and __managed__ variables are ordinary globals of the kernel

@@ -1,0 +1,5 @@
+// The CPU build's <cuda_fp16.h>: __half, __half2 and their functions, from
+// pyshmem/cpu_half.h (which pyshmem/cpu_kernel.h already includes; this lets a kernel
+// written for the GPU include CUDA's header unchanged).
+#pragma once
+#include "pyshmem/cpu_half.h"

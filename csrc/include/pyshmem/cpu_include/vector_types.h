@@ -1,0 +1,5 @@
+// The CPU build's <vector_types.h>: char1 ... double4 with CUDA's layout, from
+// pyshmem/cpu_vector_types.h (which pyshmem/cpu_kernel.h already includes; this lets a
+// kernel written for the GPU include CUDA's header unchanged).
+#pragma once
+#include "pyshmem/cpu_vector_types.h"
