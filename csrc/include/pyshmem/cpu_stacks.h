@@ -66,7 +66,15 @@ inline std::mutex g_pool_mutex;
 inline StackRegion g_pool[kPoolRegions];
 inline size_t g_pool_count = 0, g_pool_slots = 0;
 
+// -DPYSHMEM_CPU_NO_STACK_POOL turns the pool off (benchmarks compare both).
+#if defined(PYSHMEM_CPU_NO_STACK_POOL)
+constexpr bool kStackPool = false;
+#else
+constexpr bool kStackPool = true;
+#endif
+
 inline bool pool_take(Block* b, size_t stack, size_t slots) {
+  if (!kStackPool) return false;
   std::lock_guard<std::mutex> lock(g_pool_mutex);
   size_t best = kPoolRegions;
   for (size_t i = 0; i < g_pool_count; ++i)
@@ -125,7 +133,7 @@ inline const char* map_stacks(Block* b, size_t stack_bytes) {
 // The block is done with its stacks: back to the pool, or unmapped when it is full.
 inline void unmap_stacks(Block* b) {
   if (!b->region) return;
-  {
+  if (kStackPool) {
     std::lock_guard<std::mutex> lock(g_pool_mutex);
     if (g_pool_count < kPoolRegions && g_pool_slots + b->region_slots <= kPoolSlots) {
       g_pool[g_pool_count++] = StackRegion{b->region, b->region_bytes, b->slot, b->stack, b->region_slots,
