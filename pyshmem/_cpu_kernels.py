@@ -159,6 +159,8 @@ def load(path):
     handle.pyshmem_cpu_run_block.restype = ctypes.c_int
     handle.pyshmem_cpu_switches.argtypes = []
     handle.pyshmem_cpu_switches.restype = ctypes.c_uint64
+    handle.pyshmem_cpu_preemptions.argtypes = []
+    handle.pyshmem_cpu_preemptions.restype = ctypes.c_uint64
     return handle
 
 

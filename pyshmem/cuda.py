@@ -433,8 +433,10 @@ def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=Non
     consecutive threads: the warp intrinsics (``__shfl*_sync``, ``__ballot_sync``,
     ``__match_*_sync``, ``__reduce_*_sync``...) meet the lanes of their mask, and
     ``<cooperative_groups.h>`` gives blocks, tiles of up to 32 and grid sync. A thread
-    that spins on its own block's flags makes progress only through a device-API wait,
-    ``__nanosleep`` or CUDA atomic functions (plain or ``volatile`` loads alone hang).
+    that spins on its own block's flags makes progress at once through a device-API
+    wait, ``__nanosleep`` or CUDA atomic functions, and otherwise (plain or
+    ``volatile`` loads, ``cuda::atomic_ref``) after 10-20 ms of CPU time, when it is
+    preempted.
     A block that cannot finish (threads wait at a ``__syncthreads`` or warp intrinsic
     others never reach), a misused intrinsic, a failed ``assert``, ``__trap()`` or a
     device-API check raise :class:`pyshmem.KernelError`, and the other blocks stop; a

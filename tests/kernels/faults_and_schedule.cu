@@ -81,3 +81,41 @@ extern "C" __global__ void coop_args(char* dst, const char* src, int kind) {
   if (kind == 1) pyshmem::putmem_warp(dst + (threadIdx.x == 35 ? 64 : 0), src, n, pyshmem::my_pe());
   if (kind == 2) pyshmem::putmem_block(dst, src, n, pyshmem::my_pe());
 }
+
+// Spins pyshmem cannot see: thread 0 waits on a volatile flag that lane 1 of its warp
+// sets (kind 0) or that the block's last thread sets (kind 1), or on cuda::atomic_ref
+// (kind 2); without preemption the setter never runs.
+extern "C" __global__ void blind_spin(int* flag, int* seen, int kind) {
+  const unsigned setter = kind == 0 ? 1 : blockDim.x - 1;
+  if (threadIdx.x == 0) {
+    if (kind == 2) {
+      cuda::atomic_ref<int, cuda::thread_scope_block> f(*flag);
+      while (f.load(cuda::std::memory_order_acquire) == 0) {
+      }
+    } else {
+      while (*(volatile int*)flag == 0) {
+      }
+    }
+    seen[0] = 1;
+  } else if (threadIdx.x == setter) {
+    if (kind == 2) cuda::atomic_ref<int, cuda::thread_scope_block>(*flag).store(1, cuda::std::memory_order_release);
+    else *(volatile int*)flag = 1;
+  }
+}
+
+// Long floating-point and integer work per thread with no switch point, so the threads
+// of a many-thread block get preempted mid-loop; the results must equal those of
+// one-thread blocks (never preempted).
+extern "C" __global__ void grind(double* out, int iters) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  float f = 1.0f + t;
+  double d = 0.5 + t;
+  unsigned long long h = t * 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < iters; ++i) {
+    f = f * 1.0000001f + 1e-3f;
+    d = d * 0.99999999 + f * 1e-9;
+    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull + unsigned(i);
+  }
+  out[2 * t] = d + f;
+  out[2 * t + 1] = double(h >> 11);
+}

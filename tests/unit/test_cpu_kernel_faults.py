@@ -97,5 +97,31 @@ def test_random_schedule_finds_a_missing_syncthreads(module, monkeypatch):
 def test_the_sources_compile_for_sm90():
     pytest.importorskip("cuda.core", reason="cuda-core is not installed (pip install 'pyshmem[cuda]')")
     ptx = bytes(pcuda.compile(SOURCE, arch="sm_90", output="ptx", name="faults_and_schedule").code).decode()
-    for kernel in ("print_lines", "fail_while_others_wait", "atomic_spin", "missing_syncthreads", "bad_pe"):
+    for kernel in ("print_lines", "fail_while_others_wait", "atomic_spin", "missing_syncthreads", "bad_pe", "blind_spin"):
         assert f".entry {kernel}(" in ptx, kernel
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2], ids=["volatile_same_warp", "volatile_other_warp", "atomic_ref"])
+def test_a_blind_spin_is_preempted(module, kind):
+    """Thread 0 spins with plain volatile loads or cuda::atomic_ref, which are no switch
+    points, on a flag its own block sets: the spinning fiber is preempted after 10-20 ms
+    of CPU time so the setter runs (and the preemption is counted)."""
+    flag, seen = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    before = module._lib.pyshmem_cpu_preemptions()
+    run(module, "blind_spin", 1, 128, flag, seen, np.int32(kind))
+    assert seen[0] == 1 and flag[0] == 1
+    assert module._lib.pyshmem_cpu_preemptions() > before
+
+
+def test_preempted_threads_keep_their_registers(module):
+    """16 threads of one block each grind for tens of ms of CPU without a switch point:
+    they are preempted mid-loop (every register, flags and vector state saved and
+    restored), and their results equal those of 16 one-thread blocks, which are never
+    preempted."""
+    iters = np.int32(15_000_000)
+    preempted, alone = np.zeros(32), np.zeros(32)
+    before = module._lib.pyshmem_cpu_preemptions()
+    run(module, "grind", 1, 16, preempted, iters)
+    assert module._lib.pyshmem_cpu_preemptions() > before
+    run(module, "grind", 16, 1, alone, iters)
+    np.testing.assert_array_equal(preempted, alone)

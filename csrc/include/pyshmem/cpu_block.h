@@ -6,6 +6,7 @@
 #pragma once
 
 #include "pyshmem/cpu_fibers.h"
+#include "pyshmem/cpu_preempt.h"
 #include "pyshmem/cpu_stacks.h"
 #include "pyshmem/cpu_warp.h"
 #include "pyshmem/device.cuh"
@@ -232,6 +233,10 @@ extern "C" {
 __attribute__((weak, visibility("default"))) uint64_t pyshmem_cpu_switches() {
   return pyshmem::cpu::g_switches.load(std::memory_order_relaxed);
 }
+// Of those, the preemptions of threads that ran 10-20 ms of CPU without a switch point.
+__attribute__((weak, visibility("default"))) uint64_t pyshmem_cpu_preemptions() {
+  return pyshmem::cpu::g_preemptions.load(std::memory_order_relaxed);
+}
 
 // Runs block (coords[0..2]) of a grid coords[3..5] with blocks of coords[6..8] threads:
 // kernel `fn` with nargs arguments (argv/kinds, see KernelCall); `grid` is the launch's
@@ -312,8 +317,15 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
       prepare(&b, f);
       rq_push(&b, i);
     }
-    if (!grid_failed()) switch_to(&b, nullptr, &b.fibers[rq_pick(&b)]);  // back here when no fiber can run
-    else b.stopped = true;
+    if (!grid_failed()) {
+#if defined(PYSHMEM_CPU_PREEMPT)
+      PreemptTimer timer;  // a fiber spinning without a switch point is preempted
+      if (alt_set && b.n > 1) timer.start();
+#endif
+      switch_to(&b, nullptr, &b.fibers[rq_pick(&b)]);  // back here when no fiber can run
+    } else {
+      b.stopped = true;
+    }
     pyshmem::detail::t_cpu_coop = nullptr;
     t_block = nullptr;
     t_grid = nullptr;
@@ -334,6 +346,7 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
     unmap_stacks(&b);
   }
   g_switches.fetch_add(b.switches, std::memory_order_relaxed);
+  g_preemptions.fetch_add(b.preemptions, std::memory_order_relaxed);
   if (alt_set) sigaltstack(&alt_old, nullptr);
   if (alt != MAP_FAILED) munmap(alt, alt_bytes);
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)

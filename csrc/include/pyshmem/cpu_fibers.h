@@ -45,6 +45,9 @@
 // registers on the current stack, stores the stack pointer in *save_sp, and resumes the
 // context whose stack pointer is load_sp. Weak and hidden: one copy per kernel library.
 extern "C" void pyshmem_fiber_switch(void** save_sp, void* load_sp);
+// Its second half (pop the callee-saved registers, return): where a preempted fiber's
+// signal handler sends the thread to resume the next fiber (pyshmem/cpu_preempt.h).
+extern "C" char pyshmem_fiber_pop[];
 asm(R"(
   .text
   .p2align 4
@@ -60,6 +63,9 @@ pyshmem_fiber_switch:
   pushq %r15
   movq %rsp, (%rdi)
   movq %rsi, %rsp
+  .weak pyshmem_fiber_pop
+  .hidden pyshmem_fiber_pop
+pyshmem_fiber_pop:
   popq %r15
   popq %r14
   popq %r13
@@ -101,6 +107,9 @@ struct Fiber {
   uint64_t warp_in = 0, warp_out = 0;
   const void* active_site = nullptr;  // the __activemask call it waits at
   unsigned atomics = 0;     // atomic operations since it last switched
+  // Inside the runtime's own code (not preemptible, pyshmem/cpu_preempt.h); a fiber that
+  // has not started counts as inside.
+  volatile unsigned in_rt = 1;
   char* stack_lo = nullptr; // lowest usable byte (the guard lies below)
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
   ucontext_t* uc = nullptr;
@@ -136,6 +145,8 @@ struct Block {
   bool stopped = false;             // ended early: a failure here or in another block
   int args_differ = -1;             // PYSHMEM_DEBUG: a thread whose _block call's arguments differ
   uint64_t switches = 0;            // context switches (for pyshmem_cpu_switches)
+  uint64_t preempt_mark = 0;        // switches at the last preemption tick
+  uint64_t preemptions = 0;         // fibers preempted (pyshmem/cpu_preempt.h)
   uint64_t rng = 0;                 // random schedule's state (0: fixed order)
 };
 
@@ -155,7 +166,7 @@ struct Grid {
 };
 inline thread_local Grid* t_grid = nullptr;
 // Context switches of every block this library ran so far (benchmarks read it).
-inline std::atomic<uint64_t> g_switches{0};
+inline std::atomic<uint64_t> g_switches{0}, g_preemptions{0};
 inline bool grid_failed() { return t_grid && __atomic_load_n(&t_grid->failed, __ATOMIC_RELAXED); }
 
 namespace fibers {
@@ -207,8 +218,9 @@ inline void prepare(Block* b, Fiber& f) {
 // Switches from the running context (saving into *save) to fiber `to`, or to the
 // block's OS-thread context when `to` is null.
 inline void switch_to(Block* b, Fiber* from, Fiber* to) {
+  ++b->switches;  // first: a preemption tick that sees the count change leaves it alone
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   b->cur = to;
-  ++b->switches;
   if (from) from->atomics = 0;
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
   static thread_local ucontext_t dead;
@@ -250,6 +262,21 @@ inline void switch_away(Block* b) {
   switch_to(b, me, next);
 }
 
+// Marks the running fiber as inside the runtime for the guard's scope: a preemption
+// signal leaves it alone there (the run queue and the fibers' states are consistent
+// only between runtime calls).
+struct RtGuard {
+  Fiber* f;
+  explicit RtGuard(Block* b) : f(b->cur) {
+    f->in_rt = f->in_rt + 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~RtGuard() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    f->in_rt = f->in_rt - 1;
+  }
+};
+
 inline void progress(Block* b) {
   b->poll_streak = 0;
   b->idle_rounds = 0;
@@ -259,6 +286,7 @@ inline void progress(Block* b) {
 // (a failure here) or stops quietly (another block failed). The other fibers never
 // resume; their stacks go with the block.
 [[noreturn]] inline void stop_block(Block* b) {
+  RtGuard guard(b);
   b->stopped = true;
   Fiber* me = b->cur;
   me->state = kDone;
@@ -274,6 +302,7 @@ inline void progress(Block* b) {
 // (this_grid().sync() waits for the other blocks there).
 inline int barrier(int pred, void (*on_last)(Block*) = nullptr) {
   Block* b = t_block;
+  RtGuard guard(b);
   Fiber* me = b->cur;
   progress(b);
   b->bar_sum += pred != 0;
@@ -313,6 +342,7 @@ inline unsigned warp_lanes_mask(const Block* b, unsigned linear) {
 inline void schedule_point() {
   Block* b = t_block;
   if (!b) return;
+  RtGuard guard(b);
   Fiber* me = b->cur;
   if (!b->rq_count) {
     if (grid_failed()) stop_block(b);
@@ -335,6 +365,7 @@ inline void warp_lane_exited(Block* b, unsigned linear);  // pyshmem/cpu_warp.h
 inline bool poll_yield(bool first_poll) {
   Block* b = t_block;
   if (!b) return false;
+  RtGuard guard(b);
   if (grid_failed()) stop_block(b);
   if (!b->rq_count) return false;
   if (first_poll) progress(b);
@@ -355,8 +386,10 @@ inline bool poll_yield(bool first_poll) {
 
 [[noreturn]] inline void fiber_main() {
   Block* b = t_block;
+  b->cur->in_rt = 0;  // in the kernel's code from here
   b->entry(b);
   Fiber* me = b->cur;
+  me->in_rt = 1;
   me->state = kDone;
   ++b->exited;
   progress(b);

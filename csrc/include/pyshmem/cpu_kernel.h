@@ -15,12 +15,13 @@
 //   _count/_and/_or forms (a real block barrier), warp intrinsics (the lanes named in
 //   the mask meet), the device API's waits (signal_wait_until, wait_until, barriers,
 //   quiet and a full proxy FIFO let the block's other threads run), __nanosleep, every
-//   64th CUDA atomic function in a row, and the end of the thread. So a thread that
-//   spins on a flag set by another thread of its block makes progress when the spin
-//   uses a device-API wait, __nanosleep or a CUDA atomic function (atomicAdd(p, 0),
-//   atomicCAS...); a spin on plain or volatile loads or cuda::atomic_ref alone does not
-//   let the block's other threads run and hangs (spinning on another block's flag
-//   works any way: blocks are separate OS threads).
+//   64th CUDA atomic function in a row, and the end of the thread; a thread that runs
+//   10-20 ms of CPU in the kernel's own code without any of these is preempted
+//   (pyshmem/cpu_preempt.h, x86-64 Linux). So a thread spinning on a flag set by
+//   another thread of its block makes progress: at once through a device-API wait,
+//   __nanosleep or a CUDA atomic function, and by preemption with plain or volatile
+//   loads or cuda::atomic_ref (another block's flag works any way: blocks are
+//   separate OS threads).
 // - PYSHMEM_CPU_SCHEDULE=random:SEED: the next thread to run is chosen at random
 //   (seeded, per block), and atomics and data-moving device-API calls switch threads
 //   half the time, to expose ordering bugs the fixed order hides.

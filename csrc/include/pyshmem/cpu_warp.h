@@ -155,6 +155,7 @@ inline unsigned warp_group_ready(const Block* b, unsigned base, unsigned mask, u
 // width for shuffles); returns its result once every named lane has arrived.
 inline uint64_t warp_meet(uint8_t op, unsigned mask, uint64_t in, unsigned arg = 0, unsigned width = 32) {
   Block* b = t_block;
+  RtGuard guard(b);
   Fiber* me = b->cur;
   const unsigned lane = me->linear & 31u, base = me->linear & ~31u;
   char what[200];
@@ -223,6 +224,7 @@ inline void syncwarp(unsigned mask) { warp_meet(kOpSyncwarp, mask, 0); }
 // elsewhere, are not in it (CUDA makes no promise that they are).
 inline unsigned activemask(const void* site) {
   Block* b = t_block;
+  RtGuard guard(b);
   Fiber* me = b->cur;
   const unsigned base = me->linear & ~31u;
   me->active_site = site;
