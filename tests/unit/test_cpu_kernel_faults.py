@@ -125,3 +125,14 @@ def test_preempted_threads_keep_their_registers(module):
     assert module._lib.pyshmem_cpu_preemptions() > before
     run(module, "grind", 16, 1, alone, iters)
     np.testing.assert_array_equal(preempted, alone)
+
+
+def test_preemption_works_for_every_kernel_library():
+    """Each kernel library installs its own SIGURG handler over the previous one's: a
+    tick for a block of the first library passes through the second's handler."""
+    first = pcuda.Module(SOURCE, name="faults_and_schedule", target="cpu")
+    second = pcuda.Module(SOURCE + "\n// another library\n", name="faults_and_schedule_b", target="cpu")
+    for mod in (second, first):
+        flag, seen = np.zeros(1, np.int32), np.zeros(1, np.int32)
+        pcuda.launch(mod.get_kernel("blind_spin"), 1, 64, flag, seen, np.int32(1))
+        assert seen[0] == 1

@@ -20,7 +20,6 @@
 #if defined(__x86_64__) && defined(__linux__) && !defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
 #define PYSHMEM_CPU_PREEMPT 1
 
-#include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
 #include <stddef.h>
@@ -32,6 +31,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 
 #include "pyshmem/cpu_fibers.h"
 
@@ -60,8 +60,19 @@ constexpr long kTickNs = 10 * 1000 * 1000;
 constexpr int kPreemptSignal = SIGURG;    // ignored by default; Python does not use it
 constexpr int kPreemptMagic = 0x50594350;  // the timers' sival_int: a tick of ours
 
-// The kernel library's executable segment: only code there is preempted.
-inline uintptr_t g_text_lo = 0, g_text_hi = 0;
+// The kernel libraries' executable segments: only code there is preempted. The
+// runtime's variables (inline, so GNU-unique) are one per process even across kernel
+// libraries loaded RTLD_LOCAL, and so is the signal handler (the first library's):
+// every library adds its own segment, once (a per-library, internal-linkage flag).
+constexpr int kMaxTexts = 1024;
+inline uintptr_t g_texts[kMaxTexts][2];
+inline std::atomic<int> g_text_count{0};
+inline bool in_kernel_text(uintptr_t pc) {
+  const int n = g_text_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n && i < kMaxTexts; ++i)
+    if (pc >= g_texts[i][0] && pc < g_texts[i][1]) return true;
+  return false;
+}
 inline int find_text(struct dl_phdr_info* info, size_t, void* self) {
   const uintptr_t me = reinterpret_cast<uintptr_t>(self);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -69,24 +80,39 @@ inline int find_text(struct dl_phdr_info* info, size_t, void* self) {
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
     if (me >= lo && me < hi) {
-      g_text_lo = lo;
-      g_text_hi = hi;
+      static std::mutex m;
+      std::lock_guard<std::mutex> lock(m);
+      const int k = g_text_count.load(std::memory_order_relaxed);
+      if (k < kMaxTexts) {
+        g_texts[k][0] = lo;
+        g_texts[k][1] = hi;
+        g_text_count.store(k + 1, std::memory_order_release);
+      }
       return 1;
     }
   }
   return 0;
 }
+static void this_library_marker() {}
+static std::atomic<bool> s_text_added{false};  // internal linkage: one per kernel library
+inline void add_this_library_text() {
+  if (!s_text_added.exchange(true)) dl_iterate_phdr(find_text, reinterpret_cast<void*>(&this_library_marker));
+}
 
 inline struct sigaction g_prev_urg;
 
 inline void on_preempt_tick(int sig, siginfo_t* si, void* ctx) {
-  if (si->si_code != SI_TIMER || si->si_value.sival_int != kPreemptMagic) {
+  Block* b = t_block;
+  // Not a tick of this library's blocks: another handler's (another kernel library,
+  // which installed its handler before this one, or the program's own).
+  if (si->si_code != SI_TIMER || si->si_value.sival_int != kPreemptMagic || !b) {
     if ((g_prev_urg.sa_flags & SA_SIGINFO) && g_prev_urg.sa_sigaction) g_prev_urg.sa_sigaction(sig, si, ctx);
-    else if (g_prev_urg.sa_handler != SIG_DFL && g_prev_urg.sa_handler != SIG_IGN) g_prev_urg.sa_handler(sig);
+    else if (!(g_prev_urg.sa_flags & SA_SIGINFO) && g_prev_urg.sa_handler != SIG_DFL &&
+             g_prev_urg.sa_handler != SIG_IGN)
+      g_prev_urg.sa_handler(sig);
     return;
   }
-  Block* b = t_block;
-  if (!b || !b->cur || !b->rq_count) return;
+  if (!b->cur || !b->rq_count) return;
   if (b->switches != b->preempt_mark) {  // it switched since the last tick
     b->preempt_mark = b->switches;
     return;
@@ -95,7 +121,7 @@ inline void on_preempt_tick(int sig, siginfo_t* si, void* ctx) {
   if (a->in_rt) return;
   ucontext_t* uc = static_cast<ucontext_t*>(ctx);
   const uintptr_t pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  if (pc < g_text_lo || pc >= g_text_hi) return;
+  if (!in_kernel_text(pc)) return;
   if (pc >= reinterpret_cast<uintptr_t>(pyshmem_preempt_resume) &&
       pc < reinterpret_cast<uintptr_t>(pyshmem_preempt_resume_end))
     return;
@@ -143,9 +169,6 @@ inline void install_preempt_handler() {
   static std::atomic<int> installed{0};
   int expected = 0;
   if (!installed.compare_exchange_strong(expected, 1)) return;
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&on_preempt_tick), &info))
-    dl_iterate_phdr(find_text, reinterpret_cast<void*>(&on_preempt_tick));
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_preempt_tick;
@@ -160,8 +183,8 @@ struct PreemptTimer {
   timer_t id{};
   bool armed = false;
   void start() {
+    add_this_library_text();
     install_preempt_handler();
-    if (!g_text_hi) return;
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
