@@ -14,6 +14,7 @@ headers.
 import ctypes
 import hashlib
 import os
+import random
 import re
 import struct
 import shutil
@@ -302,6 +303,8 @@ def run_grid(handle, func, name, grid, block, args, shared_mem=0, stack=None, co
     # A new thread for every block, one block included: static __shared__ variables are
     # thread_local, so a block never sees another block's (or launch's) values.
     threads = [threading.Thread(target=run_block, args=b, name=f"pyshmem-block-{b}", daemon=True) for b in blocks]
+    if kind == 1:  # the random schedule also starts the blocks in a seeded random order
+        random.Random(seed).shuffle(threads)
     for t in threads:
         t.start()
     for t in threads:

@@ -337,13 +337,15 @@ inline unsigned warp_lanes_mask(const Block* b, unsigned linear) {
 // A switch point of the schedule: an atomic operation or a device-API call. A fiber
 // that did 64 of them in a row without switching lets the block's other threads run
 // (so a spin on an atomic flag another thread of the block sets makes progress); the
-// random schedule also switches here at random, half the time. Stops the block when
-// another block failed.
+// random schedule also switches here at random, half the time, and one time in 16
+// gives the OS thread up (other blocks' threads run then, perturbing the blocks'
+// interleaving too). Stops the block when another block failed.
 inline void schedule_point() {
   Block* b = t_block;
   if (!b) return;
   RtGuard guard(b);
   Fiber* me = b->cur;
+  if (b->rng && (next_random(b) & 15) == 0) sched_yield();
   if (!b->rq_count) {
     if (grid_failed()) stop_block(b);
     return;
