@@ -32,6 +32,16 @@ def test_host_side_completes_on_return(fake_driver, case, npes):
     assert_ok(proc, npes)
 
 
+def test_cooperative_launch_goes_through_cuLaunchCooperativeKernel(fake_driver, tmp_path):
+    log = tmp_path / "cuda.log"
+    proc = run_pes("gpu_async.py", 1, "legacy", timeout=150, env=_env(fake_driver, FAKE_CUDA_LOG=str(log)))
+    assert_ok(proc, 1)
+    lines = log.read_text().splitlines()
+    coop = [line for line in lines if " cuLaunchCooperativeKernel " in line]
+    assert len(coop) == 1 and "function=store" in coop[0] and "rc=0" in coop[0], coop
+    assert sum(" cuLaunchKernel " in line for line in lines) >= 3  # the ordinary launches stay ordinary
+
+
 def test_remote_copies_complete_and_flush(fake_driver, tmp_path):
     """Every peer on "another node" (UCX): the same completion guarantees, and a get
     into GPU memory flushes GPUDirect RDMA writes before it returns."""

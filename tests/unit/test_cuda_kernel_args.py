@@ -51,8 +51,8 @@ def test_parse_reads_names_kinds_and_sizes():
 def gpu_kernel(monkeypatch):
     """The `scale` kernel as a GPU module would give it, with launches recorded."""
     launched = []
-    monkeypatch.setattr(lib, "gpu_launch", lambda func, grid, block, shmem, stream, packed, call:
-                        launched.append(packed))
+    monkeypatch.setattr(lib, "gpu_launch", lambda func, grid, block, shmem, stream, packed, cooperative, call:
+                        launched.append(packed if not cooperative else ("cooperative", packed)))
 
     class GpuModule:
         name, target = "fake_gpu", "gpu"
@@ -88,3 +88,11 @@ def test_gpu_launch_gets_the_same_checks_as_the_cpu(gpu_kernel, args, match):
     with pytest.raises(pyshmem.ShmemTypeError, match=r"^pyshmem\.cuda\.launch on PE 0: kernel 'scale' " + match):
         pcuda.launch(kernel, 1, 1, *args)
     assert launched == []
+
+
+def test_gpu_launch_passes_cooperative(gpu_kernel):
+    kernel, launched = gpu_kernel
+    pcuda.launch(kernel, 1, 32, DeviceArray(0x1000), 4, np.float32(2), cooperative=True)
+    assert launched[-1][0] == "cooperative"
+    with pytest.raises(pyshmem.InvalidArgumentError, match="cooperative must be True or False"):
+        pcuda.launch(kernel, 1, 32, DeviceArray(0x1000), 4, np.float32(2), cooperative="yes")
