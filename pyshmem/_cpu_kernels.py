@@ -86,15 +86,25 @@ def cache_dir(kind="cpu_kernels"):
 
 
 def _fingerprint(cxx, flags, source, include_dirs):
+    """The cache key: compiler, flags, source, and the contents of pyshmem's headers and
+    libcu++'s version, not where they are, so checkouts at other paths (a fresh clone)
+    share the libraries built from identical headers."""
     h = hashlib.sha256()
-    for part in (cxx, " ".join(flags), source):
+    text = " ".join(flags)
+    for i, d in sorted(enumerate(include_dirs), key=lambda e: -len(str(e[1]))):  # longest first: nested dirs
+        text = text.replace(str(d), f"<include{i}>")
+    for part in (cxx, text, source):
         h.update(part.encode())
         h.update(b"\0")
     pyshmem_include = Path(include_dirs[0]) / "pyshmem"
     for header in sorted(pyshmem_include.rglob("*")):
         if header.is_file():
-            h.update(header.name.encode())
+            h.update(str(header.relative_to(pyshmem_include)).encode())
             h.update(header.read_bytes())
+    for d in include_dirs[1:]:
+        version = Path(d) / "cuda" / "std" / "__cccl" / "version.h"
+        if version.is_file():
+            h.update(version.read_bytes())
     try:
         h.update(subprocess.run([cxx, "--version"], capture_output=True, timeout=30).stdout)
     except (OSError, subprocess.SubprocessError):

@@ -2,6 +2,8 @@
 process: arguments beyond the registers reach the kernel, the extern __shared__
 rewrite, and launch's shared_mem/stack_size checks."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,29 @@ def test_the_source_compiles_for_sm90():
     ptx = bytes(pcuda.compile(SOURCE, arch="sm_90", output="ptx", name="unit_cpu_kernel_launch").code).decode()
     for kernel in ("many", "globals", "dynamic"):
         assert f".entry {kernel}(" in ptx, kernel
+
+
+def test_the_library_cache_key_ignores_the_checkout_path(tmp_path):
+    """Identical headers at two paths (two clones) share one cached library; a change
+    to any header, or to libcu++'s version, makes a new one."""
+    import shutil
+
+    from pyshmem import _cpu_kernels
+
+    include, cccl = pcuda.include_paths()
+    a, b = tmp_path / "a" / "include", tmp_path / "b" / "elsewhere" / "include"
+    for d in (a, b):
+        shutil.copytree(Path(include) / "pyshmem", d / "pyshmem")
+
+    def key(inc, cccl_dir=cccl):
+        flags = ["-O2", "-include", "pyshmem/cpu_kernel.h", f"-I{inc}/pyshmem/cpu_include", f"-I{inc}",
+                 f"-I{cccl_dir}"]
+        return _cpu_kernels._fingerprint("g++", flags, "src", [str(inc), str(cccl_dir)])
+
+    assert key(a) == key(b)
+    (b / "pyshmem" / "cpu_warp.h").write_text((b / "pyshmem" / "cpu_warp.h").read_text() + "\n// changed\n")
+    assert key(a) != key(b)
+    fake_cccl = tmp_path / "cccl"
+    (fake_cccl / "cuda" / "std" / "__cccl").mkdir(parents=True)
+    (fake_cccl / "cuda" / "std" / "__cccl" / "version.h").write_text("#define CCCL_VERSION 1\n")
+    assert key(a, fake_cccl) != key(a)
