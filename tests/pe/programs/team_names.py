@@ -11,6 +11,7 @@ Prints "OK pe=<k>".
 """
 
 import functools
+import time
 
 import numpy as np
 
@@ -49,6 +50,8 @@ else:
     check(mine == me // 2 and shmem.team_n_pes(team) == evens, f"team_my_pe {mine}")
     check(shmem.team_get_config(team) == {"num_contexts": 1}, f"config {shmem.team_get_config(team)}")
     right = (mine + 1) % evens
+    if mine:
+        time.sleep(0.2)  # late members: a team_sync that did not wait for them fails the checks below
     ctx = shmem.team_create_ctx(team)
     check(ctx.get_team() == team, "team_create_ctx's context is on the team")
     shmem.put(box[me:me + 1], np.array([100 + me], np.int64), right, ctx=ctx)  # team PE right = world 2*right
