@@ -25,12 +25,21 @@ def same(got, want, what):
     check(got == want, f"{what}: got {got!r}, expected {want!r}")
 
 
-def raises(exc, fn, *args, **kw):
+def raises(exc, fn, *args, match, **kw):
+    """fn(*args, **kw) must raise exc, a ShmemError whose message names the call and this
+    PE ("pyshmem.<call> on PE <me>: ") and contains ``match``."""
     try:
         fn(*args, **kw)
-    except exc:
-        return
-    raise AssertionError(f"PE {me}: {fn.__name__} did not raise {exc.__name__}")
+    except exc as e:
+        msg = str(e)
+        assert isinstance(e, shmem.ShmemError), f"PE {me}: {type(e).__name__} is not a ShmemError: {msg}"
+        assert f" on PE {me}: " in msg and msg.startswith("pyshmem."), f"PE {me}: no call and PE in {msg!r}"
+        assert match in msg, f"PE {me}: {match!r} not in {msg!r}"
+        return e
+    raise AssertionError(f"PE {me}: {getattr(fn, '__name__', fn)} did not raise {exc.__name__}")
+
+
+NO_FLOAT_AMO = "are not supported; use int32, int64, uint32 or uint64"
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,9 +152,9 @@ for dt in INTS:
         shmem.quiet()
         same(int(f[0]), prev, f"{name} fetch_op_nbi {op.name}")
     same(shmem.atomic_fetch(t, R), 38, f"{name} after fetch_op_nbi chain")
-    raises(ValueError, shmem.atomic_op, t, 1, "nand", R)
-    raises(ValueError, shmem.atomic_add, two, 1, R)  # not a 1-element target
-    raises(ValueError, shmem.atomic_fetch, two[0:0], R)
+    raises(ValueError, shmem.atomic_op, t, 1, "nand", R, match="unknown op 'nand'; use one of AMO.SET")
+    raises(ValueError, shmem.atomic_add, two, 1, R, match="target must be a 1-element symmetric array")  # not a 1-element target
+    raises(ValueError, shmem.atomic_fetch, two[0:0], R, match="source must be a 1-element symmetric array")
 
     # the owner sees the final value its left neighbour left in its slot
     shmem.barrier_all()
@@ -202,9 +211,9 @@ for dt in FLOATS:
     shmem.atomic_fetch_op_nbi(f, t, -0.5, shmem.AMO.SET, R)
     shmem.quiet()
     same(float(f[0]), 7.0, f"{name} fetch_op_nbi SET")
-    raises(TypeError, shmem.atomic_add, t, 1.0, R)          # not an extended AMO
-    raises(TypeError, shmem.atomic_fetch_inc, t, R)
-    raises(TypeError, shmem.atomic_compare_swap, t, 1.0, 2.0, R)
+    raises(TypeError, shmem.atomic_add, t, 1.0, R, match=f"atomics on {name} {NO_FLOAT_AMO}")          # not an extended AMO
+    raises(TypeError, shmem.atomic_fetch_inc, t, R, match=f"atomics on {name} {NO_FLOAT_AMO}")
+    raises(TypeError, shmem.atomic_compare_swap, t, 1.0, 2.0, R, match=f"atomics on {name} {NO_FLOAT_AMO}")
     shmem.barrier_all()
     check(float(x[left]) == -0.5, f"{name}: slot of PE {left} holds {x[left]}")
     shmem.barrier_all()

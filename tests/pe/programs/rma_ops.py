@@ -35,11 +35,17 @@ def eq(actual, expected, what):
         )
 
 
-def raises(exc, fn, *args, **kw):
+def raises(exc, fn, *args, match, **kw):
+    """fn(*args, **kw) must raise exc, a ShmemError whose message names the call and this
+    PE ("pyshmem.<call> on PE <me>: ") and contains ``match``."""
     try:
         fn(*args, **kw)
-    except exc:
-        return
+    except exc as e:
+        msg = str(e)
+        assert isinstance(e, shmem.ShmemError), f"PE {me}: {type(e).__name__} is not a ShmemError: {msg}"
+        assert f" on PE {me}: " in msg and msg.startswith("pyshmem."), f"PE {me}: no call and PE in {msg!r}"
+        assert match in msg, f"PE {me}: {match!r} not in {msg!r}"
+        return e
     raise AssertionError(f"PE {me}: {getattr(fn, '__name__', fn)} did not raise {exc.__name__}")
 
 
@@ -229,12 +235,14 @@ for di, dt in enumerate(DTYPES):
 # ---------------------------------------------------------------------------------------
 # Argument errors (cheap; one each)
 ia = shmem.zeros(8, np.int32)
-raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), right, size=9)                # size too large
-raises(ValueError, shmem.iput, ia, np.zeros(8, np.int32), right, tst=2, sst=1, size=5)  # past stride
-raises(TypeError, shmem.put, ia, np.zeros(8, np.int64), right)                          # dtype mismatch
-raises(shmem.ShmemError, shmem.put, np.zeros(8, np.int32), np.zeros(8, np.int32), right)  # not symmetric
-raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), npes)                          # PE out of range
-raises(ValueError, shmem.put, shmem.zeros((4, 4), np.int32)[:, ::2], np.zeros(8, np.int32), right)  # non-contig 2-D
+raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), right, size=9, match="size=9 elements exceeds the target (8 elements)")
+raises(ValueError, shmem.iput, ia, np.zeros(8, np.int32), right, tst=2, sst=1, size=5,
+       match="size=5 elements exceeds the target (4 elements at this stride)")
+raises(TypeError, shmem.put, ia, np.zeros(8, np.int64), right, match="dtype mismatch: target is int32 but source is int64")
+raises(shmem.ShmemError, shmem.put, np.zeros(8, np.int32), np.zeros(8, np.int32), right, match="target is not symmetric memory")
+raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), npes, match=f"PE {npes} is out of range; valid PEs are 0..{npes - 1}")
+raises(ValueError, shmem.put, shmem.zeros((4, 4), np.int32)[:, ::2], np.zeros(8, np.int32), right,
+       match="target is not contiguous")
 shmem.barrier_all()
 
 # shmem4py keyword names, numpy integers for pe/size, ctx=CTX_DEFAULT

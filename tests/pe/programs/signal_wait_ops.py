@@ -32,12 +32,18 @@ def eq(actual, expected, what):
         raise AssertionError(f"PE {me}: {what}: mismatch at {bad}: got {np.asarray(actual).ravel()[bad]}")
 
 
-def raises(exc, fn, *args, **kw):
+def raises(exc, fn, *args, match, **kw):
+    """fn(*args, **kw) must raise exc, a ShmemError whose message names the call and this
+    PE ("pyshmem.<call> on PE <me>: ") and contains ``match``."""
     try:
         fn(*args, **kw)
-    except exc:
-        return
-    raise AssertionError(f"PE {me}: {fn.__name__} did not raise {exc.__name__}")
+    except exc as e:
+        msg = str(e)
+        assert isinstance(e, shmem.ShmemError), f"PE {me}: {type(e).__name__} is not a ShmemError: {msg}"
+        assert f" on PE {me}: " in msg and msg.startswith("pyshmem."), f"PE {me}: no call and PE in {msg!r}"
+        assert match in msg, f"PE {me}: {match!r} not in {msg!r}"
+        return e
+    raise AssertionError(f"PE {me}: {getattr(fn, '__name__', fn)} did not raise {exc.__name__}")
 
 
 def payload(pe, m, salt=0):
@@ -144,9 +150,11 @@ if npes > 1 and me == 0:
 shmem.put_signal(data, payload(me, M, 7), right, sig_late, 77, shmem.SIGNAL_SET)
 same(shmem.signal_wait_until(sig_late, CMP.EQ, 77), 77, "late signal")
 eq(data, payload(left, M, 7), "late signal payload")
-raises(ValueError, shmem.signal_wait_until, sig_late, "~", 1)
-raises(ValueError, shmem.put_signal, data, payload(me, M), right, np.zeros(2, np.uint64), 1, shmem.SIGNAL_SET)
-raises(ValueError, shmem.put_signal, data, payload(me, M), right, sig_late, 1, 12345)  # not a sigop
+raises(ValueError, shmem.signal_wait_until, sig_late, "~", 1, match="unknown comparison '~'")
+raises(ValueError, shmem.put_signal, data, payload(me, M), right, np.zeros(2, np.uint64), 1, shmem.SIGNAL_SET,
+       match="signal is not symmetric memory")
+raises(ValueError, shmem.put_signal, data, payload(me, M), right, sig_late, 1, 12345,
+       match="sigop must be SIGNAL_SET or SIGNAL_ADD (got 12345)")
 shmem.barrier_all()
 
 # =======================================================================================
@@ -279,10 +287,10 @@ eq(ivc, np.full(6, -3, np.int64), "wait_until_all after one-by-one writes")
 shmem.barrier_all()
 
 # argument errors
-raises(TypeError, shmem.wait_until, shmem.zeros(1, np.float64), CMP.EQ, 0)
-raises(ValueError, shmem.test, ivc, CMP.EQ, 0)                    # 6 elements, not 1
-raises(ValueError, shmem.test_any, ivc, CMP.EQ, 0, status=[0, 0])  # status too short
-raises(ValueError, shmem.test_all_vector, ivc, CMP.EQ, [0, 0])    # values too short
+raises(TypeError, shmem.wait_until, shmem.zeros(1, np.float64), CMP.EQ, 0, match="ivar is float64; wait/test variables")
+raises(ValueError, shmem.test, ivc, CMP.EQ, 0, match="ivar must be a 1-element symmetric array (e.g. a[i:i+1]), got 6")
+raises(ValueError, shmem.test_any, ivc, CMP.EQ, 0, status=[0, 0], match="status has 2 entries but ivars has 6")
+raises(ValueError, shmem.test_all_vector, ivc, CMP.EQ, [0, 0], match="values has 2 entries but ivars has 6")
 shmem.barrier_all()
 
 print(f"OK pe={me}", flush=True)
