@@ -6,6 +6,7 @@ compare_swap race with exactly one winner per round. Prints ``OK pe=<me>``.
 import numpy as np
 
 import pyshmem as shmem
+from _expect import raises
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 right, left = (me + 1) % npes, (me - 1) % npes
@@ -23,20 +24,6 @@ def same(got, want, what):
     """Value and Python type (int for integer arrays, float for float arrays)."""
     check(type(got) is type(want), f"{what}: returned {type(got).__name__} {got!r}, expected {type(want).__name__}")
     check(got == want, f"{what}: got {got!r}, expected {want!r}")
-
-
-def raises(exc, fn, *args, match, **kw):
-    """fn(*args, **kw) must raise exc, a ShmemError whose message names the call and this
-    PE ("pyshmem.<call> on PE <me>: ") and contains ``match``."""
-    try:
-        fn(*args, **kw)
-    except exc as e:
-        msg = str(e)
-        assert isinstance(e, shmem.ShmemError), f"PE {me}: {type(e).__name__} is not a ShmemError: {msg}"
-        assert f" on PE {me}: " in msg and msg.startswith("pyshmem."), f"PE {me}: no call and PE in {msg!r}"
-        assert match in msg, f"PE {me}: {match!r} not in {msg!r}"
-        return e
-    raise AssertionError(f"PE {me}: {getattr(fn, '__name__', fn)} did not raise {exc.__name__}")
 
 
 NO_FLOAT_AMO = "are not supported; use int32, int64, uint32 or uint64"

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 import pyshmem as shmem
+from _expect import raises
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 right, left = (me + 1) % npes, (me - 1) % npes
@@ -30,20 +31,6 @@ def eq(actual, expected, what):
     if not np.array_equal(actual, expected):
         bad = np.flatnonzero(np.asarray(actual).ravel() != np.asarray(expected).ravel())[:6]
         raise AssertionError(f"PE {me}: {what}: mismatch at {bad}: got {np.asarray(actual).ravel()[bad]}")
-
-
-def raises(exc, fn, *args, match, **kw):
-    """fn(*args, **kw) must raise exc, a ShmemError whose message names the call and this
-    PE ("pyshmem.<call> on PE <me>: ") and contains ``match``."""
-    try:
-        fn(*args, **kw)
-    except exc as e:
-        msg = str(e)
-        assert isinstance(e, shmem.ShmemError), f"PE {me}: {type(e).__name__} is not a ShmemError: {msg}"
-        assert f" on PE {me}: " in msg and msg.startswith("pyshmem."), f"PE {me}: no call and PE in {msg!r}"
-        assert match in msg, f"PE {me}: {match!r} not in {msg!r}"
-        return e
-    raise AssertionError(f"PE {me}: {getattr(fn, '__name__', fn)} did not raise {exc.__name__}")
 
 
 def payload(pe, m, salt=0):
