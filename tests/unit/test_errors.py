@@ -403,7 +403,7 @@ def test_atomic_on_float_needs_an_integer_type(arrays, name, args, dtype):
 def test_atomic_op_on_float(arrays):
     for op in (shmem.AMO.ADD, shmem.AMO.INC, shmem.AMO.XOR):
         msg = raises(shmem.ShmemTypeError, shmem.atomic_op, arrays["f64"][:1], 1, op, 0)
-        assert "pyshmem.atomic_" in msg and "float64" in msg, msg
+        assert msg.startswith(f"pyshmem.atomic_op (AMO.{op.name}) on PE 0: ") and "float64" in msg, msg
 
 
 def test_extended_atomics_work_on_float(arrays):
