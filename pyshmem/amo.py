@@ -7,7 +7,7 @@ Targets are 1-element symmetric arrays (``a[i:i+1]`` or a 0-d array).
 
 from pyshmem._lib import lib
 from pyshmem.constants import AMO
-from pyshmem.errors import InvalidArgumentError
+from pyshmem.errors import InvalidArgumentError, ShmemError
 from pyshmem.runtime import where
 
 atomic_fetch = lib.atomic_fetch
@@ -43,6 +43,20 @@ def _amo(op, call):
         ) from None
 
 
+def _dispatch(call, op, fn, *args):
+    """fn(*args), the typed call ``op`` maps to; its errors are re-raised (same class) naming
+    the generic ``call`` the user made, e.g. "pyshmem.atomic_op (AMO.SET) on PE 0: ...",
+    not the typed call ("pyshmem.atomic_set") the user never wrote."""
+    try:
+        return fn(*args)
+    except ShmemError as exc:
+        msg, typed = str(exc), f"pyshmem.{fn.__name__} on PE "
+        if not msg.startswith(typed):
+            raise
+        renamed = type(exc)(f"pyshmem.{call} (AMO.{op.name}) on PE " + msg[len(typed):])
+        raise renamed.with_traceback(exc.__traceback__) from None
+
+
 def atomic_op(target, value, op, pe, ctx=None):
     """Apply ``op`` (an :class:`AMO`) with ``value`` to ``target`` on PE ``pe``.
 
@@ -58,9 +72,10 @@ def atomic_op(target, value, op, pe, ctx=None):
     """
     op = _amo(op, "atomic_op")
     if op is AMO.INC:
-        return lib.atomic_inc(target, pe, ctx)
-    return {AMO.SET: lib.atomic_set, AMO.ADD: lib.atomic_add, AMO.AND: lib.atomic_and,
-            AMO.OR: lib.atomic_or, AMO.XOR: lib.atomic_xor}[op](target, value, pe, ctx)
+        return _dispatch("atomic_op", op, lib.atomic_inc, target, pe, ctx)
+    fn = {AMO.SET: lib.atomic_set, AMO.ADD: lib.atomic_add, AMO.AND: lib.atomic_and,
+          AMO.OR: lib.atomic_or, AMO.XOR: lib.atomic_xor}[op]
+    return _dispatch("atomic_op", op, fn, target, value, pe, ctx)
 
 
 def atomic_fetch_op(target, value, op, pe, ctx=None):
@@ -71,9 +86,10 @@ def atomic_fetch_op(target, value, op, pe, ctx=None):
     """
     op = _amo(op, "atomic_fetch_op")
     if op is AMO.INC:
-        return lib.atomic_fetch_inc(target, pe, ctx)
-    return {AMO.SET: lib.atomic_swap, AMO.ADD: lib.atomic_fetch_add, AMO.AND: lib.atomic_fetch_and,
-            AMO.OR: lib.atomic_fetch_or, AMO.XOR: lib.atomic_fetch_xor}[op](target, value, pe, ctx)
+        return _dispatch("atomic_fetch_op", op, lib.atomic_fetch_inc, target, pe, ctx)
+    fn = {AMO.SET: lib.atomic_swap, AMO.ADD: lib.atomic_fetch_add, AMO.AND: lib.atomic_fetch_and,
+          AMO.OR: lib.atomic_fetch_or, AMO.XOR: lib.atomic_fetch_xor}[op]
+    return _dispatch("atomic_fetch_op", op, fn, target, value, pe, ctx)
 
 
 def atomic_fetch_op_nbi(fetch, target, value, op, pe, ctx=None):
@@ -81,9 +97,10 @@ def atomic_fetch_op_nbi(fetch, target, value, op, pe, ctx=None):
     (a local 1-element array of the same dtype) by the next quiet()."""
     op = _amo(op, "atomic_fetch_op_nbi")
     if op is AMO.INC:
-        return lib.atomic_fetch_inc_nbi(fetch, target, pe, ctx)
-    return {AMO.SET: lib.atomic_swap_nbi, AMO.ADD: lib.atomic_fetch_add_nbi, AMO.AND: lib.atomic_fetch_and_nbi,
-            AMO.OR: lib.atomic_fetch_or_nbi, AMO.XOR: lib.atomic_fetch_xor_nbi}[op](fetch, target, value, pe, ctx)
+        return _dispatch("atomic_fetch_op_nbi", op, lib.atomic_fetch_inc_nbi, fetch, target, pe, ctx)
+    fn = {AMO.SET: lib.atomic_swap_nbi, AMO.ADD: lib.atomic_fetch_add_nbi, AMO.AND: lib.atomic_fetch_and_nbi,
+          AMO.OR: lib.atomic_fetch_or_nbi, AMO.XOR: lib.atomic_fetch_xor_nbi}[op]
+    return _dispatch("atomic_fetch_op_nbi", op, fn, fetch, target, value, pe, ctx)
 
 
 __all__ = [

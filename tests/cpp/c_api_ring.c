@@ -71,12 +71,18 @@ int main(void) {
     return 1;
   }
 
-  /* put_signal: every PE sends its block to PE 0 and adds 1 to PE 0's signal. */
-  CHECK(pyshmem_putmem_signal(ring, mine, sizeof(long), sig, 1, PYSHMEM_SIGNAL_ADD, 0));
+  /* put_signal: every PE sends its first element (me * 100) to its own slot of PE 0's
+     ring and adds 1 to PE 0's signal; once the signal says n, all n slots have landed. */
+  CHECK(pyshmem_putmem_signal(ring + me % 8, mine, sizeof(long), sig, 1, PYSHMEM_SIGNAL_ADD, 0));
   if (me == 0) {
     uint64_t got;
     CHECK(pyshmem_signal_wait_until(sig, PYSHMEM_CMP_EQ, (uint64_t)n, &got));
     if (got != (uint64_t)n) return 1;
+    for (int k = 0; k < n && k < 8; ++k)
+      if (ring[k] != k * 100L) {
+        fprintf(stderr, "after the signal said %d, ring[%d] = %ld, expected %d\n", n, k, ring[k], k * 100);
+        return 1;
+      }
   }
   CHECK(pyshmem_set_lock(lock));
   CHECK(pyshmem_clear_lock(lock));

@@ -270,18 +270,39 @@ def test_signature_matches_shmem4py(name):
     assert _params(actual) == _params(_expected(want)), f"{name}{actual} != {name}{want}"
 
 
+# What each keyword call must do, from target 3, value 5, cond 3: (new target, returns the old value)
+KEYWORD_EFFECT = {"set": (5, False), "fetch": (3, True), "add": (8, False), "fetch_add": (8, True),
+                  "inc": (4, False), "fetch_inc": (4, True), "and": (1, False), "fetch_and": (1, True),
+                  "or": (7, False), "fetch_or": (7, True), "xor": (6, False), "fetch_xor": (6, True),
+                  "swap": (5, True), "compare_swap": (5, True)}
+
+
 @pytest.mark.parametrize("name", KEYWORD_CALLS)
 def test_compiled_functions_accept_shmem4py_keywords(name):
-    """Whatever inspect says, calls with shmem4py's keyword names must work."""
+    """Whatever inspect says, calls with shmem4py's keyword names must work, with the effect
+    and the result the operation defines (KEYWORD_EFFECT)."""
     params = [p for p in _expected(SIGNATURES[name]).parameters.values()]
-    i64 = shmem.zeros(1, dtype=np.int64)
-    u64 = shmem.zeros(1, dtype=np.uint64)
+    i64 = shmem.full(1, 3, dtype=np.int64)
+    u64 = shmem.full(1, 3, dtype=np.uint64)
+    fetch = np.full(1, -1, np.int64)
     lock = shmem.new_lock()
     try:
-        values = {"target": i64, "source": i64, "fetch": np.zeros(1, np.int64), "value": 0, "cond": 0, "pe": 0,
-                  "ctx": shmem.CTX_DEFAULT, "ivar": i64, "cmp": shmem.CMP.EQ, "signal": u64, "lock": lock}
+        values = {"target": i64, "source": i64, "fetch": fetch, "value": 5, "cond": 3, "pe": 0,
+                  "ctx": shmem.CTX_DEFAULT, "ivar": i64, "cmp": shmem.CMP.NE, "signal": u64, "lock": lock}
         kwargs = {p.name: values[p.name] for p in params}
-        _resolve(name)(**kwargs)
+        result = _resolve(name)(**kwargs)
+        shmem.quiet()
+        if name in ("test", "signal_wait_until", "signal_fetch"):
+            assert result == {"test": True, "signal_wait_until": 3, "signal_fetch": 3}[name], (name, result)
+            assert i64[0] == 3 and u64[0] == 3, "a test or signal read must not write"
+            return
+        op = name[len("atomic_"):].removesuffix("_nbi")
+        new, returns_old = KEYWORD_EFFECT[op]
+        assert i64[0] == new, f"{name}(**{sorted(kwargs)}) left the target at {i64[0]}, expected {new}"
+        if name.endswith("_nbi"):
+            assert result is None and fetch[0] == 3, (name, result, fetch)
+        else:
+            assert result == (3 if returns_old else None), (name, result)
     finally:
         for a in (lock, u64, i64):
             shmem.free(a)
@@ -293,7 +314,15 @@ def test_lock_functions_accept_the_lock_keyword(name):
     try:
         if name == "clear_lock":
             shmem.set_lock(lock)  # clearing a lock nobody holds is an error
-        getattr(shmem, name)(lock=lock)
+        result = getattr(shmem, name)(lock=lock)
+        # set_lock and test_lock leave the lock held by this PE, clear_lock frees it;
+        # test_lock returns False, as shmem4py's bool(shmem_test_lock()): "it was free, now mine"
+        if name == "test_lock":
+            assert result is False, result
+        else:
+            assert result is None, (name, result)
+        # held after set_lock/test_lock (test_lock says True: taken), free after clear_lock
+        assert shmem.test_lock(lock) is (name != "clear_lock"), "wrong lock state after " + name
     finally:
         lock[0] = 0
         shmem.del_lock(lock)

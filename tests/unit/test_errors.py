@@ -403,7 +403,7 @@ def test_atomic_on_float_needs_an_integer_type(arrays, name, args, dtype):
 def test_atomic_op_on_float(arrays):
     for op in (shmem.AMO.ADD, shmem.AMO.INC, shmem.AMO.XOR):
         msg = raises(shmem.ShmemTypeError, shmem.atomic_op, arrays["f64"][:1], 1, op, 0)
-        assert "pyshmem.atomic_" in msg and "float64" in msg, msg
+        assert msg.startswith(f"pyshmem.atomic_op (AMO.{op.name}) on PE 0: ") and "float64" in msg, msg
 
 
 def test_extended_atomics_work_on_float(arrays):
@@ -856,8 +856,20 @@ def test_large_transfer_errors_raise_instead_of_crashing():
 
 
 def test_free_of_an_array_made_by_fromalloc_with_a_smaller_shape():
+    from pyshmem._lib import lib
+
+    shmem.my_pe()  # starts the one-PE job if this test runs first
+    before = lib.bytes_free()
     mem = shmem.alloc(64)
-    shmem.free(shmem.fromalloc(mem, 4, np.int32))  # shmem4py allows this
+    view = shmem.fromalloc(mem, 4, np.int32)
+    assert view.shape == (4,) and view.dtype == np.int32 and np.shares_memory(view, np.asarray(mem))
+    view[:] = [1, 2, 3, 4]
+    assert bytes(memoryview(mem)[:16]) == np.array([1, 2, 3, 4], np.int32).tobytes()
+    shmem.free(view)  # shmem4py allows this: it frees the whole allocation
+    assert lib.bytes_free() == before, "freeing the smaller view must release all 64 bytes"
+    with pytest.raises(shmem.InvalidArgumentError) as info:
+        shmem.free(mem)
+    assert str(info.value).startswith(where("free")) and "freed already" in str(info.value), info.value
 
 
 def test_oversized_heap_request_in_the_environment_is_an_error():

@@ -6,6 +6,7 @@ compare_swap race with exactly one winner per round. Prints ``OK pe=<me>``.
 import numpy as np
 
 import pyshmem as shmem
+from _expect import raises
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 right, left = (me + 1) % npes, (me - 1) % npes
@@ -25,12 +26,7 @@ def same(got, want, what):
     check(got == want, f"{what}: got {got!r}, expected {want!r}")
 
 
-def raises(exc, fn, *args, **kw):
-    try:
-        fn(*args, **kw)
-    except exc:
-        return
-    raise AssertionError(f"PE {me}: {fn.__name__} did not raise {exc.__name__}")
+NO_FLOAT_AMO = "are not supported; use int32, int64, uint32 or uint64"
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,9 +139,9 @@ for dt in INTS:
         shmem.quiet()
         same(int(f[0]), prev, f"{name} fetch_op_nbi {op.name}")
     same(shmem.atomic_fetch(t, R), 38, f"{name} after fetch_op_nbi chain")
-    raises(ValueError, shmem.atomic_op, t, 1, "nand", R)
-    raises(ValueError, shmem.atomic_add, two, 1, R)  # not a 1-element target
-    raises(ValueError, shmem.atomic_fetch, two[0:0], R)
+    raises(ValueError, shmem.atomic_op, t, 1, "nand", R, match="unknown op 'nand'; use one of AMO.SET")
+    raises(ValueError, shmem.atomic_add, two, 1, R, match="target must be a 1-element symmetric array")  # not a 1-element target
+    raises(ValueError, shmem.atomic_fetch, two[0:0], R, match="source must be a 1-element symmetric array")
 
     # the owner sees the final value its left neighbour left in its slot
     shmem.barrier_all()
@@ -202,9 +198,9 @@ for dt in FLOATS:
     shmem.atomic_fetch_op_nbi(f, t, -0.5, shmem.AMO.SET, R)
     shmem.quiet()
     same(float(f[0]), 7.0, f"{name} fetch_op_nbi SET")
-    raises(TypeError, shmem.atomic_add, t, 1.0, R)          # not an extended AMO
-    raises(TypeError, shmem.atomic_fetch_inc, t, R)
-    raises(TypeError, shmem.atomic_compare_swap, t, 1.0, 2.0, R)
+    raises(TypeError, shmem.atomic_add, t, 1.0, R, match=f"atomics on {name} {NO_FLOAT_AMO}")          # not an extended AMO
+    raises(TypeError, shmem.atomic_fetch_inc, t, R, match=f"atomics on {name} {NO_FLOAT_AMO}")
+    raises(TypeError, shmem.atomic_compare_swap, t, 1.0, 2.0, R, match=f"atomics on {name} {NO_FLOAT_AMO}")
     shmem.barrier_all()
     check(float(x[left]) == -0.5, f"{name}: slot of PE {left} holds {x[left]}")
     shmem.barrier_all()

@@ -10,20 +10,10 @@ import sys
 import numpy as np
 
 import pyshmem as shmem
+from _expect import raises
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 peer = (me + 1) % npes
-
-
-def raises(exc_type, fn, *args, match=None, **kwargs):
-    try:
-        fn(*args, **kwargs)
-    except exc_type as exc:
-        assert isinstance(exc, shmem.ShmemError), f"{fn.__name__}: {type(exc).__name__} is not a ShmemError"
-        if match:
-            assert match in str(exc), f"{fn.__name__}: {match!r} not in {exc}"
-        return exc
-    raise AssertionError(f"{getattr(fn, '__name__', fn)}{args} did not raise {exc_type.__name__}")
 
 
 x = shmem.zeros(4, np.int64)
@@ -42,23 +32,23 @@ for fn, args in [(shmem.atomic_fetch, (None, 0)), (shmem.atomic_add, (None, 1, 0
 # broadcast's root and every PE argument are range-checked, never truncated to 32 bits.
 t, s = shmem.zeros(4, np.int64), shmem.full(4, me, dtype=np.int64)
 raises(shmem.InvalidArgumentError, shmem.broadcast, t, s, 2**32 + 1, match="root 4294967297")
-raises(shmem.InvalidArgumentError, shmem.put, x, np.ones(4, np.int64), 2**32 + peer)
-raises(shmem.InvalidArgumentError, shmem.atomic_inc, x[:1], 2**32)
+raises(shmem.InvalidArgumentError, shmem.put, x, np.ones(4, np.int64), 2**32 + peer, match=f"PE {2**32 + peer} is out of range; valid PEs are 0..{npes - 1}")
+raises(shmem.InvalidArgumentError, shmem.atomic_inc, x[:1], 2**32, match="PE 4294967296 is out of range")
 assert (t == 0).all()
 
 # Vector waits and tests: one rule with scalar test(): integers only, in range.
 w = shmem.zeros(3, np.int32)
 for fn in (shmem.test_all, shmem.test_any, shmem.test_some, shmem.wait_until_all):
     raises(shmem.ShmemTypeError, fn, w, shmem.CMP.EQ, 0.5, match="must be an integer")
-    raises(shmem.ShmemTypeError, fn, w, shmem.CMP.LT, (1,))
-    raises(shmem.ShmemTypeError, fn, w, shmem.CMP.EQ, "x")
-    raises(shmem.ShmemTypeError, fn, w, shmem.CMP.EQ, None)
+    raises(shmem.ShmemTypeError, fn, w, shmem.CMP.LT, (1,), match="value must be an integer for an integer array, not tuple")
+    raises(shmem.ShmemTypeError, fn, w, shmem.CMP.EQ, "x", match="value must be an integer for an integer array, not str")
+    raises(shmem.ShmemTypeError, fn, w, shmem.CMP.EQ, None, match="value must be an integer for an integer array, not NoneType")
     raises(shmem.ValueOverflowError, fn, w, shmem.CMP.EQ, 2**40, match="does not fit")
-raises(shmem.ShmemTypeError, shmem.test, w[:1], shmem.CMP.EQ, 0.5)
-raises(shmem.ShmemTypeError, shmem.test_all_vector, w, shmem.CMP.EQ, [0, 0.5, 0])
-raises(shmem.ValueOverflowError, shmem.test_all_vector, w, shmem.CMP.EQ, np.array([0, 2**40, 0]))
-raises(shmem.ShmemTypeError, shmem.test_all_vector, w, shmem.CMP.EQ, np.zeros(3))
-raises(shmem.ShmemTypeError, shmem.test_all, w, shmem.CMP.EQ, 0, status="abc")
+raises(shmem.ShmemTypeError, shmem.test, w[:1], shmem.CMP.EQ, 0.5, match="value must be an integer for an integer array, not float")
+raises(shmem.ShmemTypeError, shmem.test_all_vector, w, shmem.CMP.EQ, [0, 0.5, 0], match="values must be an integer for an integer array, not float")
+raises(shmem.ValueOverflowError, shmem.test_all_vector, w, shmem.CMP.EQ, np.array([0, 2**40, 0]), match="values 1099511627776 does not fit in the array's element type (int32")
+raises(shmem.ShmemTypeError, shmem.test_all_vector, w, shmem.CMP.EQ, np.zeros(3), match="values is a float64 array; pass integers")
+raises(shmem.ShmemTypeError, shmem.test_all, w, shmem.CMP.EQ, 0, status="abc", match="status must be a sequence of ints, one per ivar")
 assert shmem.test_all(w, shmem.CMP.EQ, 0) is True
 assert shmem.test_any(w, shmem.CMP.EQ, 0, status=[1, 0, 0]) == 1
 assert shmem.test_all_vector(w, shmem.CMP.EQ, np.array([0, 0, 0], np.int64)) is True
@@ -69,8 +59,8 @@ after = shmem.zeros(4, np.int64)
 big = np.lib.stride_tricks.as_strided(small, shape=(16,), strides=(8,))
 raises(shmem.InvalidArgumentError, shmem.put, big, np.full(16, 7, np.int64), peer, match="runs past the allocation")
 raises(shmem.InvalidArgumentError, shmem.get, np.zeros(16, np.int64), big, peer, match="runs past the allocation")
-raises(shmem.InvalidArgumentError, shmem.atomic_add, big[4:5], 1, peer)  # in the padding after small
-raises(shmem.InvalidArgumentError, shmem.put, big[3:5], np.ones(2, np.int64), peer)
+raises(shmem.InvalidArgumentError, shmem.atomic_add, big[4:5], 1, peer, match="target range of 8 bytes at byte 32 of its allocation runs past the allocation's end")  # in the padding after small
+raises(shmem.InvalidArgumentError, shmem.put, big[3:5], np.ones(2, np.int64), peer, match="target range of 16 bytes at byte 24 of its allocation runs past the allocation's end")
 shmem.put(small, np.full(4, 5, np.int64), peer)  # the whole array is fine
 shmem.barrier_all()
 assert (after == 0).all(), f"a put through an oversized view reached the next allocation: {after}"
@@ -83,7 +73,7 @@ raises(shmem.InvalidArgumentError, shmem.put, gone, np.ones(4, np.int64), peer, 
 raises(shmem.InvalidArgumentError, shmem.atomic_fetch, gone[:1], peer, match="was freed")
 # Found by address too (the allocator knows no live object there):
 raises(shmem.InvalidArgumentError, shmem.put, untracked, np.ones(4, np.int64), peer, match="not in a live symmetric")
-raises(shmem.InvalidArgumentError, shmem.sum_reduce, gone, small)
+raises(shmem.InvalidArgumentError, shmem.sum_reduce, gone, small, match="target is a view of a symmetric allocation that was freed")
 # Once a newer allocation reuses the memory, the address is live again: the freed
 # array's own block still says it was freed, and the newer object is untouched.
 stale = gone[1:3]
@@ -108,16 +98,20 @@ got = np.zeros(2, np.int64)
 shmem.iget(got, x, peer, 1, 2**63 - 1)
 assert got[0] == 9 and got[1] == 0, got
 shmem.barrier_all()
-raises(shmem.InvalidArgumentError, shmem.alltoalls, x, x, 2**63 - 1, 2**63 - 1)
+# strides whose extent overflows 64 bits: a range error (separate arrays and a size: nothing else is wrong)
+big_y = shmem.zeros(4, np.int64)
+raises(shmem.InvalidArgumentError, shmem.alltoalls, big_y, x, 2**63 - 1, 2**63 - 1, 1,
+       match=f"size=1 per PE x {npes} PEs exceeds target (1) or source (1) elements")
+shmem.free(big_y)
 raises(shmem.InvalidArgumentError, shmem.alltoalls, x, x, 1, 1, 1, match="overlap")
-raises(shmem.InvalidArgumentError, shmem.zeros, 2**62)
-raises(shmem.HeapExhaustedError, shmem.zeros, 2**40)
-raises(shmem.InvalidArgumentError, shmem.alloc, 2**64)
-raises(shmem.ShmemTypeError, shmem.Ctx.create, 0, 5)
-raises(shmem.ShmemTypeError, shmem.team_my_pe, 5)
-raises(shmem.ShmemTypeError, shmem.zeros, 4, dtype="no such dtype")
-raises(shmem.InvalidArgumentError, shmem.zeros, 4, order="X")
-raises(shmem.ShmemTypeError, shmem.alloc, 4, clear=np.zeros(2))
+raises(shmem.InvalidArgumentError, shmem.zeros, 2**62, match="shape (4611686018427387904,) is too large for an array")
+raises(shmem.HeapExhaustedError, shmem.zeros, 2**40, match="symmetric heap exhausted: requested 8796093022208 bytes")
+raises(shmem.InvalidArgumentError, shmem.alloc, 2**64, match="count=18446744073709551616 is too large")
+raises(shmem.ShmemTypeError, shmem.Ctx.create, 0, 5, match="team must be a pyshmem.Team (e.g. TEAM_WORLD), not int")
+raises(shmem.ShmemTypeError, shmem.team_my_pe, 5, match="team must be a pyshmem.Team (e.g. TEAM_WORLD), not int")
+raises(shmem.ShmemTypeError, shmem.zeros, 4, dtype="no such dtype", match="'no such dtype' is not a NumPy dtype")
+raises(shmem.InvalidArgumentError, shmem.zeros, 4, order="X", match="order must be one of 'C', 'F', not 'X'")
+raises(shmem.ShmemTypeError, shmem.alloc, 4, clear=np.zeros(2), match="clear must be True or False, not ndarray")
 
 # The job's secret and rank do not reach child processes.
 env = subprocess.run([sys.executable, "-c", "import os; print(sorted(k for k in os.environ if k.startswith('PYSHMEM_')))"],

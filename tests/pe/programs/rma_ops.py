@@ -9,6 +9,7 @@ after barrier_all; each PE prints ``OK pe=<me>`` at the end.
 import numpy as np
 
 import pyshmem as shmem
+from _expect import raises
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 right, left = (me + 1) % npes, (me - 1) % npes
@@ -33,14 +34,6 @@ def eq(actual, expected, what):
             f"PE {me}: {what}: mismatch (dtype {actual.dtype}, first bad indices {diff})\n"
             f"  got      {actual.ravel()[:12]}\n  expected {expected.ravel()[:12]}"
         )
-
-
-def raises(exc, fn, *args, **kw):
-    try:
-        fn(*args, **kw)
-    except exc:
-        return
-    raise AssertionError(f"PE {me}: {getattr(fn, '__name__', fn)} did not raise {exc.__name__}")
 
 
 def pat(dt, pe, count, salt=0):
@@ -229,12 +222,14 @@ for di, dt in enumerate(DTYPES):
 # ---------------------------------------------------------------------------------------
 # Argument errors (cheap; one each)
 ia = shmem.zeros(8, np.int32)
-raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), right, size=9)                # size too large
-raises(ValueError, shmem.iput, ia, np.zeros(8, np.int32), right, tst=2, sst=1, size=5)  # past stride
-raises(TypeError, shmem.put, ia, np.zeros(8, np.int64), right)                          # dtype mismatch
-raises(shmem.ShmemError, shmem.put, np.zeros(8, np.int32), np.zeros(8, np.int32), right)  # not symmetric
-raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), npes)                          # PE out of range
-raises(ValueError, shmem.put, shmem.zeros((4, 4), np.int32)[:, ::2], np.zeros(8, np.int32), right)  # non-contig 2-D
+raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), right, size=9, match="size=9 elements exceeds the target (8 elements)")
+raises(ValueError, shmem.iput, ia, np.zeros(8, np.int32), right, tst=2, sst=1, size=5,
+       match="size=5 elements exceeds the target (4 elements at this stride)")
+raises(TypeError, shmem.put, ia, np.zeros(8, np.int64), right, match="dtype mismatch: target is int32 but source is int64")
+raises(shmem.ShmemError, shmem.put, np.zeros(8, np.int32), np.zeros(8, np.int32), right, match="target is not symmetric memory")
+raises(ValueError, shmem.put, ia, np.zeros(8, np.int32), npes, match=f"PE {npes} is out of range; valid PEs are 0..{npes - 1}")
+raises(ValueError, shmem.put, shmem.zeros((4, 4), np.int32)[:, ::2], np.zeros(8, np.int32), right,
+       match="target is not contiguous")
 shmem.barrier_all()
 
 # shmem4py keyword names, numpy integers for pe/size, ctx=CTX_DEFAULT

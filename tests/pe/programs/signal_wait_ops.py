@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 import pyshmem as shmem
+from _expect import raises
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 right, left = (me + 1) % npes, (me - 1) % npes
@@ -30,14 +31,6 @@ def eq(actual, expected, what):
     if not np.array_equal(actual, expected):
         bad = np.flatnonzero(np.asarray(actual).ravel() != np.asarray(expected).ravel())[:6]
         raise AssertionError(f"PE {me}: {what}: mismatch at {bad}: got {np.asarray(actual).ravel()[bad]}")
-
-
-def raises(exc, fn, *args, **kw):
-    try:
-        fn(*args, **kw)
-    except exc:
-        return
-    raise AssertionError(f"PE {me}: {fn.__name__} did not raise {exc.__name__}")
 
 
 def payload(pe, m, salt=0):
@@ -144,9 +137,11 @@ if npes > 1 and me == 0:
 shmem.put_signal(data, payload(me, M, 7), right, sig_late, 77, shmem.SIGNAL_SET)
 same(shmem.signal_wait_until(sig_late, CMP.EQ, 77), 77, "late signal")
 eq(data, payload(left, M, 7), "late signal payload")
-raises(ValueError, shmem.signal_wait_until, sig_late, "~", 1)
-raises(ValueError, shmem.put_signal, data, payload(me, M), right, np.zeros(2, np.uint64), 1, shmem.SIGNAL_SET)
-raises(ValueError, shmem.put_signal, data, payload(me, M), right, sig_late, 1, 12345)  # not a sigop
+raises(ValueError, shmem.signal_wait_until, sig_late, "~", 1, match="unknown comparison '~'")
+raises(ValueError, shmem.put_signal, data, payload(me, M), right, np.zeros(2, np.uint64), 1, shmem.SIGNAL_SET,
+       match="signal is not symmetric memory")
+raises(ValueError, shmem.put_signal, data, payload(me, M), right, sig_late, 1, 12345,
+       match="sigop must be SIGNAL_SET or SIGNAL_ADD (got 12345)")
 shmem.barrier_all()
 
 # =======================================================================================
@@ -279,10 +274,10 @@ eq(ivc, np.full(6, -3, np.int64), "wait_until_all after one-by-one writes")
 shmem.barrier_all()
 
 # argument errors
-raises(TypeError, shmem.wait_until, shmem.zeros(1, np.float64), CMP.EQ, 0)
-raises(ValueError, shmem.test, ivc, CMP.EQ, 0)                    # 6 elements, not 1
-raises(ValueError, shmem.test_any, ivc, CMP.EQ, 0, status=[0, 0])  # status too short
-raises(ValueError, shmem.test_all_vector, ivc, CMP.EQ, [0, 0])    # values too short
+raises(TypeError, shmem.wait_until, shmem.zeros(1, np.float64), CMP.EQ, 0, match="ivar is float64; wait/test variables")
+raises(ValueError, shmem.test, ivc, CMP.EQ, 0, match="ivar must be a 1-element symmetric array (e.g. a[i:i+1]), got 6")
+raises(ValueError, shmem.test_any, ivc, CMP.EQ, 0, status=[0, 0], match="status has 2 entries but ivars has 6")
+raises(ValueError, shmem.test_all_vector, ivc, CMP.EQ, [0, 0], match="values has 2 entries but ivars has 6")
 shmem.barrier_all()
 
 print(f"OK pe={me}", flush=True)
