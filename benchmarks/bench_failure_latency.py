@@ -1,5 +1,5 @@
 """How fast pyshmem ends a job that fails, hangs or is interrupted (issue 18): the typical
-values behind the bounds the tests assert (tests/pe/latency_bounds.py, docs/performance.md).
+values behind the bounds the tests assert (tests/latency_bounds.py, docs/performance.md).
 
 Run from the repository root (no GPU needed):
     python benchmarks/bench_failure_latency.py [--reps 5] [--cases kill_to_exit,sigint_to_exit]

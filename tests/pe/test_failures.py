@@ -29,7 +29,7 @@ _conftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conftest)
 run_pes, assert_ok, shm_entries = _conftest.run_pes, _conftest.assert_ok, _conftest.shm_entries
 REPO, PROGRAMS = _conftest.REPO, _conftest.PROGRAMS
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from latency_bounds import assert_within  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux /proc and /dev/shm")

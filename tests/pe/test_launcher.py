@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from latency_bounds import assert_within  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
