@@ -29,11 +29,12 @@ _conftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conftest)
 run_pes, assert_ok, shm_entries = _conftest.run_pes, _conftest.assert_ok, _conftest.shm_entries
 REPO, PROGRAMS = _conftest.REPO, _conftest.PROGRAMS
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from latency_bounds import assert_within  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux /proc and /dev/shm")
 
 NPES = 4
-END_S = 3.0  # a failed job must be over this soon after the failure (detect + SIGTERM + 1 s grace)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -66,7 +67,7 @@ def _wait_until(pred, timeout):
     return pred()
 
 
-def _assert_pes_gone(pids, timeout=3.0):
+def _assert_pes_gone(pids, timeout=30.0):
     assert pids, "no PE wrote its pid"
     _wait_until(lambda: not any(_pid_alive(p) for p in pids.values()), timeout)
     alive = {pe: pid for pe, pid in pids.items() if _pid_alive(pid)}
@@ -124,7 +125,7 @@ def _start_pe(pe, npes, addr, secret, timeout):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO))
 
 
-def _finish(proc, timeout=20):
+def _finish(proc, timeout=120):
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -176,40 +177,36 @@ def test_hand_made_environment_works():
 
 def test_wrong_job_secret_is_rejected():
     addr = f"127.0.0.1:{_free_port()}"
-    t0 = time.monotonic()
     pe0 = _start_pe(0, 2, addr, "aa" * 32, 3)
-    impostor = _start_pe(1, 2, addr, "bb" * 32, 10)  # long: it must be turned away, not time out
+    impostor = _start_pe(1, 2, addr, "bb" * 32, 30)  # long: it must be turned away, not time out
     rc1, out1 = _finish(impostor)
     rc0, out0 = _finish(pe0)
-    elapsed = time.monotonic() - t0
 
     assert rc1 == 3, out1
     assert "ERR BootstrapError [BootstrapError,ShmemError,ConnectionError" in out1, out1
     assert "rejected this PE" in out1 and "PYSHMEM_JOB_SECRET" in out1, out1
     t_impostor = float(out1.split(" t=")[1].split(":")[0])
-    assert t_impostor < 8, f"the impostor was not turned away promptly: {out1}"
+    assert_within("bootstrap_reject", t_impostor, f"the impostor was not turned away promptly: {out1}", cap=30)
 
     assert rc0 == 3, out0
     assert "ERR ShmemTimeoutError [ShmemTimeoutError,ShmemError,TimeoutError" in out0, out0
     assert "PEs 1 did not reach the rendezvous" in out0, out0
     assert "PYSHMEM_BOOTSTRAP_TIMEOUT=3" in out0, out0
     t_pe0 = float(out0.split(" t=")[1].split(":")[0])
-    assert 2.9 < t_pe0 < 5, out0
-    assert elapsed < 15, f"took {elapsed:.1f} s"
+    assert t_pe0 > 2.9, out0  # not before its PYSHMEM_BOOTSTRAP_TIMEOUT=3
+    assert_within("bootstrap_timeout", t_pe0 - 3, out0)
 
 
 def test_rendezvous_that_never_comes_times_out_quickly():
     addr = f"127.0.0.1:{_free_port()}"  # nobody listens here
-    t0 = time.monotonic()
     rc, out = _finish(_start_pe(1, 2, addr, "cd" * 32, 2))
-    elapsed = time.monotonic() - t0
     assert rc == 3, out
     assert "ERR ShmemTimeoutError [ShmemTimeoutError,ShmemError,TimeoutError" in out, out
     assert f"cannot reach the rendezvous at {addr}" in out, out
     assert "PYSHMEM_BOOTSTRAP_TIMEOUT=2" in out and "is PE 0 running?" in out, out
     t_init = float(out.split(" t=")[1].split(":")[0])
-    assert 1.9 < t_init < 4.0, out
-    assert elapsed < 8, f"took {elapsed:.1f} s"
+    assert t_init > 1.9, out  # not before its PYSHMEM_BOOTSTRAP_TIMEOUT=2
+    assert_within("bootstrap_timeout", t_init - 2, out)
 
 
 @pytest.mark.parametrize("pe, npes, extra, fragment", [
@@ -240,7 +237,7 @@ def test_sigkilled_pe_ends_the_job(tmp_path):
     assert "PASSED" not in proc.stdout, _out(proc)
     took = ended - _stamp(tmp_path, "killed_at")
     print(f"job ended {took:.2f} s after the kill")
-    assert took < END_S, _out(proc)
+    assert_within("kill_to_exit", took, _out(proc), cap=20)  # cap: the job's --timeout
     _assert_pes_gone(_read_pids(tmp_path))
     _assert_no_shm_leak(before)
 
@@ -262,7 +259,7 @@ def test_uncaught_exception_ends_the_job(tmp_path, mode, proxy):
     assert "PASSED" not in proc.stdout, _out(proc)
     took = ended - _stamp(tmp_path, "raised_at")
     print(f"job ended {took:.2f} s after the exception")
-    assert took < END_S, _out(proc)
+    assert_within("raise_to_exit", took, _out(proc), cap=20)  # cap: the job's --timeout
     _assert_pes_gone(_read_pids(tmp_path))
     _assert_no_shm_leak(before)
 
@@ -298,7 +295,8 @@ def test_launcher_timeout_ends_a_deadlocked_job():
     for pe in range(NPES):
         assert f"WAITING pe={pe}" in proc.stdout, _out(proc)
     assert "PASSED" not in proc.stdout, _out(proc)
-    assert elapsed < 3 + END_S + 5, f"took {elapsed:.1f} s"  # 5 s: starting 4 PEs on a busy machine
+    assert elapsed > 3, f"took {elapsed:.1f} s"  # not before its --timeout
+    assert_within("launcher_timeout", elapsed - 3, _out(proc))
     _assert_no_shm_leak(before)
 
 

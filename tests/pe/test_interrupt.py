@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import PROGRAMS, REPO
+from latency_bounds import assert_within
 
 
 @pytest.mark.parametrize("where", ["wait_until", "barrier", "signal"])
@@ -34,8 +35,8 @@ def test_sigint_interrupts_a_blocked_wait(where):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    # Both PEs left the wait through KeyboardInterrupt, well before the launcher's
-    # 2-second SIGKILL escalation.
+    # Both PEs left the wait through KeyboardInterrupt (printed INTERRUPTED), not through
+    # the launcher's SIGKILL escalation 2 s later; and the job ended promptly.
     assert out.count("INTERRUPTED") == 2, out + err
-    assert elapsed < 2.0, elapsed
+    assert_within("sigint_to_exit", elapsed, out + err)
     assert proc.returncode in (3, 130), (proc.returncode, err)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from latency_bounds import assert_within
 
 nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -e '.[test]')")
 nbformat = pytest.importorskip("nbformat")
@@ -65,7 +66,7 @@ def test_failure_on_one_pe_is_named_and_does_not_wedge_the_others(capsys):
         assert nb.pull("y") == [0, 10, 20]
         t0 = time.monotonic()
         errors = nb.run("if pyshmem.my_pe() == 1:\n    raise ValueError('boom on PE 1')\npyshmem.barrier_all()")
-        assert time.monotonic() - t0 < 30
+        assert_within("notebook_failure", time.monotonic() - t0)
         assert [getattr(e, "ename", None) for e in errors] == ["KeyboardInterrupt", "ValueError", "KeyboardInterrupt"]
         err = capsys.readouterr().err
         assert "[PE 1] failed with ValueError:" in err and "boom on PE 1" in err

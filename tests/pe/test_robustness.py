@@ -7,22 +7,21 @@ import sys
 import time
 
 from conftest import PROGRAMS, REPO, assert_ok, run_pes
+from latency_bounds import assert_within
 
 
 def test_global_exit_zero_ends_every_pe():
-    t0 = time.monotonic()
-    proc = run_pes("robust_global_exit.py", 4, timeout=60)
-    assert time.monotonic() - t0 < 30
+    # the event: the job ends (a PE left in the barrier would run into run_pes' timeout)
+    proc = run_pes("robust_global_exit.py", 4, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASSED-BARRIER" not in proc.stdout, proc.stdout
 
 
 def test_sys_exit_nonzero_is_not_stuck_in_finalize():
-    t0 = time.monotonic()
-    proc = run_pes("robust_sys_exit.py", 2, timeout=60)
+    # the event: the job ends with PE 1's code (stuck in finalize, it would time out)
+    proc = run_pes("robust_sys_exit.py", 2, timeout=120)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "PE 1 exited with code 3" in proc.stderr
-    assert time.monotonic() - t0 < 20
 
 
 def test_interrupted_set_lock_does_not_wedge_the_lock():
@@ -66,7 +65,8 @@ def test_silent_connections_do_not_stall_the_rendezvous():
         out0, err0 = pe0.communicate(timeout=30)
         assert pe1.returncode == 0 and pe0.returncode == 0, (pe1.stderr, err0)
         assert "OK pe=1" in pe1.stdout and "OK pe=0" in out0
-        assert time.monotonic() - t0 < 10, "the silent connections delayed the job"
+        # cap: under PE 0's PYSHMEM_BOOTSTRAP_TIMEOUT=20, which a stalled rendezvous would reach
+        assert_within("rendezvous", time.monotonic() - t0, "the silent connections delayed the job", cap=20)
     finally:
         for c in silent:
             c.close()

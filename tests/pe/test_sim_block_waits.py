@@ -7,6 +7,7 @@ import time
 import pytest
 
 from conftest import assert_ok, run_pes
+from latency_bounds import assert_within
 
 pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'pyshmem[numba]')")
 
@@ -25,4 +26,4 @@ def test_uncaught_inter_block_wait_ends_the_job():
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "KernelError" in proc.stderr and "runs a launch's blocks one after another" in proc.stderr, proc.stderr
     assert "launch returned" not in proc.stderr
-    assert took < 60, f"took {took:.0f} s: the job should end soon after the 2 s limit"
+    assert_within("sim_uncaught", took, "the job should end soon after the 2 s limit", cap=140)

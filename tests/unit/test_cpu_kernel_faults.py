@@ -15,6 +15,7 @@ import pytest
 import pyshmem
 import pyshmem.cuda as pcuda
 from conftest import cpu_kernel_toolchain_missing
+from latency_bounds import assert_within
 
 REASON = cpu_kernel_toolchain_missing()
 SOURCE = (Path(__file__).resolve().parents[1] / "kernels" / "faults_and_schedule.cu").read_text()
@@ -54,7 +55,8 @@ def test_assert_and_trap_fail_the_launch_and_stop_the_waiting_blocks(module, kin
     started = time.monotonic()
     with pytest.raises(pyshmem.KernelError, match=what) as info:
         run(module, "fail_while_others_wait", 6, 64, flag, np.int32(kind), np.uint32(3), np.uint32(37))
-    assert time.monotonic() - started < 60
+    print(f"failed launch: {time.monotonic() - started:.2f} s")
+    assert_within("kernel_fault_stop", time.monotonic() - started, cap=120)
     text = str(info.value)
     assert "thread (37,0,0) of block (3,0,0) of kernel fail_while_others_wait" in text
     assert "pyshmem.cuda.launch on PE 0" in text

@@ -696,10 +696,14 @@ def test_kernel_timeout_is_a_sticky_error(fake_driver):
 
 
 def test_exit_with_pending_work_is_clean(fake_driver):
+    from latency_bounds import assert_within  # here: this file also runs as a script, without tests/ on the path
+
     t0 = time.monotonic()
     r = run(fake_driver, "exit_pending", timeout=30, FAKE_CUDA_KERNEL_TIMEOUT_S=60)
     assert r["pending"] >= 6, r
-    assert time.monotonic() - t0 < 15
+    print(f"exit with pending work: {time.monotonic() - t0:.2f} s")
+    # cap: well under the pending kernels' FAKE_CUDA_KERNEL_TIMEOUT_S=60, which a wait would reach
+    assert_within("fake_exit_pending", time.monotonic() - t0, str(r), cap=30)
 
 
 LINE = re.compile(r"^(\d+) (\d+) (-?\d+) (cu\w+)((?: [\w.]+=\S*)*) rc=(-?\d+)$")
