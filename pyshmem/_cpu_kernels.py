@@ -28,7 +28,7 @@ import numpy as np
 
 from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, KernelError, ShmemTypeError, ValueOverflowError
-from pyshmem.runtime import where
+from pyshmem.runtime import env_setting, where
 
 MAX_BLOCKS = 4096  # each block is an OS thread
 DEFAULT_STACK = 64 * 1024  # per CUDA thread, reserved; PYSHMEM_CPU_KERNEL_STACK
@@ -236,8 +236,7 @@ def _abi_word(i, value):
 def stack_size(value):
     """The stack per CUDA thread: `value` (bytes) or PYSHMEM_CPU_KERNEL_STACK's."""
     if value is None:
-        row = next((r for r in lib.env_table() if r["name"] == "PYSHMEM_CPU_KERNEL_STACK"), None)
-        text = (row["value"] if row and row["is_set"] else "") or os.environ.get("PYSHMEM_CPU_KERNEL_STACK", "")
+        text = env_setting("PYSHMEM_CPU_KERNEL_STACK")
         if not text:
             return DEFAULT_STACK
         m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", str(text), re.I)
@@ -264,8 +263,7 @@ def schedule():
     Raises:
         InvalidArgumentError: the value is neither ``fixed`` nor ``random:SEED``.
     """
-    row = next((r for r in lib.env_table() if r["name"] == "PYSHMEM_CPU_SCHEDULE"), None)
-    text = ((row["value"] if row and row["is_set"] else "") or os.environ.get("PYSHMEM_CPU_SCHEDULE", "")).strip()
+    text = env_setting("PYSHMEM_CPU_SCHEDULE")
     if text in ("", "fixed"):
         return 0, 0
     m = re.fullmatch(r"random:(\d{1,19})", text)

@@ -179,6 +179,21 @@ def ensure_started(call):
     init()
 
 
+def env_setting(name):
+    """The text of environment variable `name` (a row of the one env table,
+    csrc/core/env_vars.def): the value the runtime read at init when it was set then,
+    else the process environment's now, else "".
+
+    Args:
+        name: the variable's full name, e.g. ``"PYSHMEM_CPU_SCHEDULE"``.
+
+    Returns:
+        str: its text, stripped.
+    """
+    row = next((r for r in lib.env_table() if r["name"] == name), None)
+    return str((row["value"] if row and row["is_set"] else "") or os.environ.get(name, "")).strip()
+
+
 def where(call):
     """Names a call and this PE at the start of an error message.
 

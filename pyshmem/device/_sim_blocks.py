@@ -26,14 +26,12 @@ timeout, with no change to the value before, is reported too: the message says s
 """
 
 import math
-import os
 import threading
 import time
 
 import pyshmem
-from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, KernelError
-from pyshmem.runtime import where
+from pyshmem.runtime import env_setting, where
 
 _VAR = "PYSHMEM_SIM_BLOCK_WAIT_TIMEOUT"
 _DEFAULT = 30.0
@@ -41,9 +39,8 @@ _DEFAULT = 30.0
 
 def timeout():
     """Seconds of PYSHMEM_SIM_BLOCK_WAIT_TIMEOUT (0: never report)."""
-    row = next((r for r in lib.env_table() if r["name"] == _VAR), None)
-    text = (row["value"] if row and row["is_set"] else "") or os.environ.get(_VAR, "")
-    if not str(text).strip():
+    text = env_setting(_VAR)
+    if not text:
         return _DEFAULT
     try:
         value = float(text)

@@ -326,6 +326,3 @@ PYSHMEM_CPU_REDUCE(__reduce_and_sync, unsigned, ::pyshmem::cpu::fibers::kOpReduc
 PYSHMEM_CPU_REDUCE(__reduce_or_sync, unsigned, ::pyshmem::cpu::fibers::kOpReduceOr)
 PYSHMEM_CPU_REDUCE(__reduce_xor_sync, unsigned, ::pyshmem::cpu::fibers::kOpReduceXor)
 #undef PYSHMEM_CPU_REDUCE
-
-// Lane index and lane masks, as PTX's %laneid/%lanemask_* (cub and friends read them).
-inline unsigned pyshmem_cpu_laneid() { return ::pyshmem::cpu::t_block->cur->linear & 31u; }
