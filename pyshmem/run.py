@@ -395,6 +395,7 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
     base_env.update({str(k): str(v) for k, v in (env or {}).items()})
     if "PYTHONUNBUFFERED" not in base_env and _is_terminal(sys.stdout):
         base_env["PYTHONUNBUFFERED"] = "1"  # piped now, yet live as on the terminal
+    order_seed = _order_check_seed(base_env)
     placed = run_hosts.placement(hosts, npes) if hosts else None
     if placed:  # PE 0 may be elsewhere: it listens itself, on an address of its host
         listener, addr = None, f"{bind}:{run_hosts.rendezvous_port()}"
@@ -421,7 +422,20 @@ def launch(argv_list, npes, *, tag_output=False, timeout=None,
             job.signal_all(signal.SIGKILL, include_exited=True)
             raise
     output.join(_DRAIN_S)
+    if code != 0 and order_seed is not None:
+        _say(f"the job ran under the ordering check (PYSHMEM_ORDER_CHECK=1) with seed {order_seed}; "
+             f"PYSHMEM_ORDER_CHECK_SEED={order_seed} replays its choices")
     return code
+
+
+def _order_check_seed(env):
+    """The ordering check's seed for the job (drawn into ``env`` when unset), or None
+    when PYSHMEM_ORDER_CHECK is off (an unparsable value is left for init to reject)."""
+    if env.get("PYSHMEM_ORDER_CHECK", "").strip().lower() not in ("1", "y", "yes", "true", "on"):
+        return None
+    if not env.get("PYSHMEM_ORDER_CHECK_SEED", "").strip():
+        env["PYSHMEM_ORDER_CHECK_SEED"] = str(secrets.randbits(63))
+    return env["PYSHMEM_ORDER_CHECK_SEED"].strip()
 
 
 def _positive(kind):

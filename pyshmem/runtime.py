@@ -20,6 +20,7 @@ from pyshmem.constants import THREAD, THREAD_MULTIPLE, MAJOR_VERSION, MINOR_VERS
 _atexit_registered = False
 _abnormal_exit = False
 _previous_excepthook = None
+_under_shmemrun = False  # set at init: shmemrun reports the ordering check's seed itself
 
 
 def _excepthook(exc_type, exc, tb):
@@ -29,6 +30,11 @@ def _excepthook(exc_type, exc, tb):
     global _abnormal_exit
     _abnormal_exit = True
     (_previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
+    # Without shmemrun (which prints it for the job) the ordering check's seed is said here.
+    seed = order_check_seed()
+    if seed and not _under_shmemrun:
+        print(f"pyshmem: PE {lib.my_pe()} ran under the ordering check (PYSHMEM_ORDER_CHECK=1) with seed {seed}; "
+              f"PYSHMEM_ORDER_CHECK_SEED={seed} replays its choices", file=sys.stderr)
 
 
 _original_exit = None
@@ -95,6 +101,8 @@ def init(mpi=None):
     else:
         _init_from_mpi(mpi)
     _install_stack_dump()
+    global _under_shmemrun
+    _under_shmemrun = os.environ.get("PYSHMEM_LAUNCHER") == "shmemrun"
     # The job's secret and this PE's place in it must not reach child processes: a child
     # that imports pyshmem is a program of its own (a single PE unless launched again).
     for name in _JOB_VARS:
@@ -192,6 +200,17 @@ def env_setting(name):
     """
     row = next((r for r in lib.env_table() if r["name"] == name), None)
     return str((row["value"] if row and row["is_set"] else "") or os.environ.get(name, "")).strip()
+
+
+def order_check_seed():
+    """The seed of the ordering check (``PYSHMEM_ORDER_CHECK=1``,
+    docs/memory_model.md) this job runs under.
+
+    Returns:
+        str: the seed (decimal), or "" when the check is off or pyshmem is not
+        initialised.
+    """
+    return lib.order_check_seed() if lib.initialized() else ""
 
 
 def where(call):

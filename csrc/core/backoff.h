@@ -26,6 +26,9 @@ extern interrupt_hook_t g_interrupt_hook;
 // Returns how many events it handled (the proxy thread keeps polling while there are).
 using progress_hook_t = unsigned (*)();
 extern progress_hook_t g_progress_hook;
+// Set while the ordering check runs (host/order_check.h): every wait step lets it
+// deliver held operations, so a PE that waits for an answer to its own held put sees one.
+extern progress_hook_t g_order_hook;
 
 // Transport operations issued by this PE's own threads (not the proxy's): the proxy
 // polls the transport for incoming work only while this stays unchanged, leaving the
@@ -72,6 +75,7 @@ class Backoff {
   void pause() {
     ++iter_;
     if (progress_hook_t h = g_progress_hook; h && progress_) h();
+    if (progress_hook_t h = g_order_hook; h) h();
     if (iter_ <= spin_iters_) {
       cpu_relax();
       return;

@@ -20,6 +20,7 @@ namespace pyshmem {
 class Bootstrap;
 class Allocator;
 struct Transport;
+class OrderCheck;
 
 // The system area at offset 0 of every segment (public layout: pyshmem/device_state.h).
 using SysArea = pyshmem_sys_area;
@@ -76,6 +77,9 @@ struct State {
   size_t team_pool_bytes = 0;
   size_t team_table_bytes = 0;  // the GPU heap also holds a copy of the team table
   std::string job_id;
+  // PYSHMEM_ORDER_CHECK=1: the held operations (host/order_check.cpp owns it); null
+  // otherwise, which is the only thing the normal mode's calls look at.
+  OrderCheck* order = nullptr;
 
   State();
   ~State();

@@ -2,6 +2,7 @@
 #include "core/hang.h"
 #include "core/trace.h"
 #include "host/check.h"
+#include "order/order_check.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -22,7 +23,8 @@ bool known_dtype(int dtype) {
 
 }  // namespace
 
-void atomic(int op, int dtype, void* dest, const void* value, const void* cond, void* fetch, int pe, const char* call) {
+void atomic(int op, int dtype, void* dest, const void* value, const void* cond, void* fetch, int pe, const char* call,
+            bool nbi) {
   State& s = rma_prologue(call, pe);
   if (!known_dtype(dtype)) fail(PYSHMEM_ERR_TYPE, call, "unsupported element type for atomics; use int8..int64, uint8..uint64, float32 or float64");
   if (op < PYSHMEM_AMO_FETCH || op > PYSHMEM_AMO_XOR)
@@ -38,7 +40,12 @@ void atomic(int op, int dtype, void* dest, const void* value, const void* cond, 
   if (op == PYSHMEM_AMO_COMPARE_SWAP && !cond) fail(PYSHMEM_ERR_INVALID_ARG, call, "compare_swap needs a condition");
   hang_note_op(PYSHMEM_OP_AMO, pe, dest, elem);
   const TraceSpan span(kTraceAmo, call, pe, elem);
-  s.route[pe]->amo(s, AmoArgs{op, dtype, dest, value, cond, fetch, pe});
+  const AmoArgs args{op, dtype, dest, value, cond, fetch, pe};
+  if (order_holds(s, pe)) {
+    if (!fetch || nbi) return order_amo(s, args);  // complete later: held
+    order_blocking(s, pe, dest);
+  }
+  s.route[pe]->amo(s, args);
 }
 
 }  // namespace pyshmem

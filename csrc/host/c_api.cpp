@@ -77,7 +77,7 @@ int pyshmem_putmem_nbi(void* d, const void* s, size_t n, int pe) {
   return guard([&] { putmem_nbi(d, s, n, pe, "pyshmem_putmem_nbi"); });
 }
 int pyshmem_getmem_nbi(void* d, const void* s, size_t n, int pe) {
-  return guard([&] { getmem(d, s, n, pe, "pyshmem_getmem_nbi"); });
+  return guard([&] { getmem_nbi(d, s, n, pe, "pyshmem_getmem_nbi"); });
 }
 int pyshmem_iputmem(void* d, const void* s, ptrdiff_t dst, ptrdiff_t sst, size_t n, size_t elem, int pe) {
   return guard([&] { iputmem(d, s, dst, sst, n, elem, pe, "pyshmem_iputmem"); });

@@ -34,7 +34,8 @@ void device_state_fill(const State& s) {
   g_state.version = PYSHMEM_DEVICE_STATE_VERSION;
   g_state.my_pe = s.pe;
   g_state.n_pes = s.npes;
-  g_state.flags = (s.config.DEBUG ? PYSHMEM_STATE_DEBUG : 0u) | (s.config.PROXY_ALL ? PYSHMEM_STATE_PROXY_ALL : 0u);
+  g_state.flags = (s.config.DEBUG ? PYSHMEM_STATE_DEBUG : 0u) | (s.config.PROXY_ALL ? PYSHMEM_STATE_PROXY_ALL : 0u) |
+                  (s.config.ORDER_CHECK ? PYSHMEM_STATE_ORDER_CHECK : 0u);
   g_state.heap_base = reinterpret_cast<uint64_t>(s.heap.reservation);
   g_state.heap_stride = s.heap.stride;
   g_state.heap_size = s.heap.size;

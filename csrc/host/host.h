@@ -79,6 +79,12 @@ void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* 
 // that reaches pe has non-blocking puts): the caller keeps src alive until quiet.
 bool putmem_nbi_deferred(int pe);
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call);
+// May return before `dest` is written: read it only after quiet.
+void getmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call);
+// True when non-blocking gets and fetching nbi atomics toward pe write their local
+// result after returning (the ordering check holds them): the caller keeps it alive
+// until quiet. (putmem_nbi_deferred says the same of put_nbi's source.)
+bool nbi_deferred(int pe);
 // Strided: element i goes from src[i*sst] to dest[i*tst] (strides in elements of elem bytes).
 void iputmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t nelems, size_t elem, int pe,
              const char* call);
@@ -88,7 +94,9 @@ void igetmem(void* dest, const void* src, ptrdiff_t tst, ptrdiff_t sst, size_t n
 // ---- atomics (host/amo.cpp) ----
 // op: pyshmem_amo_op; dtype: pyshmem_dtype. `value`/`cond` point at one element of the
 // dtype (may be null when the op takes none); `fetch` receives the old value (or null).
-void atomic(int op, int dtype, void* dest, const void* value, const void* cond, void* fetch, int pe, const char* call);
+// nbi: a fetching form whose `fetch` is valid after quiet (the caller keeps it alive).
+void atomic(int op, int dtype, void* dest, const void* value, const void* cond, void* fetch, int pe, const char* call,
+            bool nbi = false);
 
 // ---- signals (host/signal.cpp) ----
 void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_addr, uint64_t signal, int sig_op,

@@ -18,6 +18,7 @@
 #include "heap/allocator.h"
 #include "heap/heap.h"
 #include "host/host.h"
+#include "order/order_check.h"
 #include "proxy/proxy.h"
 #include "pyshmem/version.h"
 #include "team/team.h"
@@ -96,6 +97,7 @@ void find_nodes(State& s) {
 
 // Undoes a failed init so that the process holds no segment or socket of the job.
 void abandon_init(State& s) {
+  order_check_stop(s);
   heap_destroy(s);
   s.boot.reset();
   s.pe = -1;
@@ -131,6 +133,7 @@ void init() {
     transport_setup_all(s);     // collective (UCX: addresses and keys of both heaps exchanged)
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size - s.team_pool_bytes);
     teams_init(s);
+    order_check_start(s);  // collective: PE 0's seed
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
@@ -159,6 +162,7 @@ void finalize() {
   gpu_state_set_proxy(nullptr);
   proxy_stop(s);            // requests device code queued are complete before the barrier
   barrier_all("pyshmem.finalize");  // no PE may still be accessing a heap we are about to unmap
+  order_check_stop(s);
   trace_flush();
   gpu_heap_retire(s);
   transport_teardown_all(s);

@@ -4,6 +4,7 @@
 #include "core/hang.h"
 #include "core/trace.h"
 #include "host/check.h"
+#include "order/order_check.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -48,7 +49,9 @@ void putmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
   require_symmetric(call, "target", dest, nbytes);
   hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   const TraceSpan span(kTraceRma, call, pe, nbytes);
-  if (nbytes) s.route[pe]->put(s, dest, src, nbytes, pe);
+  if (!nbytes) return;
+  if (order_holds(s, pe)) return order_put(s, dest, src, nbytes, pe, /*nbi=*/false);
+  s.route[pe]->put(s, dest, src, nbytes, pe);
 }
 
 void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
@@ -57,13 +60,19 @@ void putmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* 
   hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   const TraceSpan span(kTraceRma, call, pe, nbytes);
   if (!nbytes) return;
+  if (order_holds(s, pe)) return order_put(s, dest, src, nbytes, pe, /*nbi=*/true);
   const Transport* t = s.route[pe];
   (t->put_nbi ? t->put_nbi : t->put)(s, dest, src, nbytes, pe);
 }
 
 bool putmem_nbi_deferred(int pe) {
   const State& s = state();
-  return s.initialized && pe >= 0 && pe < s.npes && s.route[pe] && s.route[pe]->put_nbi;
+  return s.initialized && pe >= 0 && pe < s.npes && s.route[pe] && (s.route[pe]->put_nbi || order_holds(s, pe));
+}
+
+bool nbi_deferred(int pe) {
+  const State& s = state();
+  return s.initialized && pe >= 0 && pe < s.npes && order_holds(s, pe);
 }
 
 void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
@@ -71,7 +80,18 @@ void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
   require_symmetric(call, "source", src, nbytes);
   hang_note_op(PYSHMEM_OP_GET, pe, src, nbytes);
   const TraceSpan span(kTraceRma, call, pe, nbytes);
-  if (nbytes) s.route[pe]->get(s, dest, src, nbytes, pe);
+  if (!nbytes) return;
+  if (order_holds(s, pe)) order_blocking(s, pe);
+  s.route[pe]->get(s, dest, src, nbytes, pe);
+}
+
+void getmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
+  State& s = rma_prologue(call, pe);
+  if (!order_holds(s, pe)) return getmem(dest, src, nbytes, pe, call);  // complete at once: allowed
+  require_symmetric(call, "source", src, nbytes);
+  hang_note_op(PYSHMEM_OP_GET, pe, src, nbytes);
+  const TraceSpan span(kTraceRma, call, pe, nbytes);
+  if (nbytes) order_get_nbi(s, dest, src, nbytes, pe);
 }
 
 // Strided transfer in either direction; `remote` is the symmetric side.
@@ -85,6 +105,10 @@ static void strided(bool is_put, void* dest, const void* src, ptrdiff_t tst, ptr
   if (!nelems) return;
   hang_note_op(is_put ? PYSHMEM_OP_PUT : PYSHMEM_OP_GET, pe, remote, nelems * elem);
   const TraceSpan span(kTraceRma, call, pe, nelems * elem);
+  if (order_holds(s, pe)) {
+    if (is_put) return order_iput(s, dest, src, tst * static_cast<ptrdiff_t>(elem), sst * static_cast<ptrdiff_t>(elem), nelems, elem, pe);
+    order_blocking(s, pe);
+  }
   const Transport* t = s.route[pe];
   if (t->caps & kCapLoadStore) {
     char* peer = static_cast<char*>(sym_ptr(remote, pe, call));

@@ -4,6 +4,7 @@
 #include "core/backoff.h"
 #include "core/trace.h"
 #include "host/check.h"
+#include "order/order_check.h"
 #include "transport/transport.h"
 
 namespace pyshmem {
@@ -20,11 +21,16 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
   hang_note_op(PYSHMEM_OP_PUT, pe, dest, nbytes);
   hang_note_op(PYSHMEM_OP_SIGNAL, pe, sig_addr, sizeof(uint64_t));
   const TraceSpan span(kTraceSignal, call, pe, nbytes);
+  const AmoArgs sig{sig_op == PYSHMEM_SIGNAL_SET ? PYSHMEM_AMO_SET : PYSHMEM_AMO_ADD, PYSHMEM_UINT64, sig_addr,
+                    &signal, nullptr, nullptr, pe};
+  if (order_holds(s, pe)) {
+    if (nbytes) order_put(s, dest, src, nbytes, pe, /*nbi=*/false);
+    return order_signal(s, sig);  // after its data
+  }
   const Transport* t = s.route[pe];
   if (nbytes) t->put(s, dest, src, nbytes, pe);
-  t->fence(s);  // the data must be visible before the signal
-  t->amo(s, AmoArgs{sig_op == PYSHMEM_SIGNAL_SET ? PYSHMEM_AMO_SET : PYSHMEM_AMO_ADD, PYSHMEM_UINT64, sig_addr,
-                    &signal, nullptr, nullptr, pe});
+  if (!order_guarantee_broken(kBrokenPutSignal)) t->fence(s);  // the data must be visible before the signal
+  t->amo(s, sig);
 }
 
 uint64_t signal_fetch(const uint64_t* sig_addr, const char* call) {

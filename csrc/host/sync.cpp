@@ -7,6 +7,7 @@
 #include "core/backoff.h"
 #include "core/trace.h"
 #include "host/check.h"
+#include "order/order_check.h"
 #include "proxy/proxy.h"
 #include "transport/transport.h"
 
@@ -39,6 +40,8 @@ void barrier_rounds(State& s, const char* call) {
 void fence() {
   State& s = state();
   if (!s.initialized) require_init("pyshmem.fence");
+  if (s.order) order_fence(s);
+  if (order_guarantee_broken(kBrokenFence)) return;
   for (const Transport* const* t = kTransports; *t; ++t)
     if ((*t)->fence) (*t)->fence(s);
 }
@@ -49,6 +52,8 @@ void quiet() {
   static const WaitInfo info{"pyshmem.quiet", nullptr, -1, -1, 0, -1};
   const WaitScope scope(info);
   proxy_wait_executed(s, "pyshmem.quiet");  // this PE's device-API requests are part of "every operation"
+  if (s.order) order_quiet(s);
+  if (order_guarantee_broken(kBrokenQuiet)) return;
   for (const Transport* const* t = kTransports; *t; ++t)
     if ((*t)->quiet) (*t)->quiet(s);
 }

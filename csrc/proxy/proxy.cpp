@@ -20,6 +20,7 @@
 #include "proxy/fifo.h"
 #include "transport/transport.h"
 #include "core/trace.h"
+#include "order/order_check.h"
 
 namespace pyshmem {
 namespace {
@@ -155,6 +156,9 @@ class Proxy {
         busy();
         continue;
       }
+      // The ordering check's held operations are delivered while the proxy idles too,
+      // so a kernel waiting for the answer to its own held put gets it.
+      if (s_.order && order_progress() > 0) continue;
       if (++idle_rounds < spin_rounds) {
         idle.pause();
         continue;
@@ -207,11 +211,20 @@ class Proxy {
     switch (kind) {
       case PYSHMEM_REQ_PUT: {
         const uint64_t n = r[1].w1;
+        if (order_holds(s_, pe)) {
+          order_put(s_, sym_at(lane, off, n, pe), reinterpret_cast<const void*>(r[1].w0), n, pe, /*nbi=*/arg == 1);
+          return false;  // held: complete after a QUIET
+        }
         s_.route[pe]->put(s_, sym_at(lane, off, n, pe), reinterpret_cast<const void*>(r[1].w0), n, pe);
         break;
       }
       case PYSHMEM_REQ_GET: {
         const uint64_t n = r[1].w1;
+        if (order_holds(s_, pe) && arg == 1) {
+          order_get_nbi(s_, reinterpret_cast<void*>(r[1].w0), sym_at(lane, off, n, pe), n, pe);
+          return false;
+        }
+        if (order_holds(s_, pe)) order_blocking(s_, pe);
         s_.route[pe]->get(s_, reinterpret_cast<void*>(r[1].w0), sym_at(lane, off, n, pe), n, pe);
         flush_ = lane.gpu;
         break;
@@ -223,6 +236,11 @@ class Proxy {
                      std::string(kind_name(kind)) + " of " + std::to_string(arg) +
                          " bytes: p/g move 1, 2, 4 or 8 bytes; use put/get for other sizes");
         uint64_t bits = kind == PYSHMEM_REQ_P ? r[1].w0 : 0;  // little-endian hosts only, like the rest of pyshmem
+        if (kind == PYSHMEM_REQ_P && order_holds(s_, pe)) {
+          order_put(s_, sym_at(lane, off, arg, pe), &bits, arg, pe, /*nbi=*/false);
+          return false;
+        }
+        if (order_holds(s_, pe)) order_blocking(s_, pe);
         if (kind == PYSHMEM_REQ_P) {
           s_.route[pe]->put(s_, sym_at(lane, off, arg, pe), &bits, arg, pe);
           break;
@@ -239,11 +257,17 @@ class Proxy {
         if (arg != PYSHMEM_SIGNAL_SET && arg != PYSHMEM_SIGNAL_ADD)
           fail_inner(PYSHMEM_ERR_INVALID_ARG, nullptr,
                      "signal operator " + std::to_string(arg) + " is not SIGNAL_SET or SIGNAL_ADD");
-        t->put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe);
-        t->fence(s_);  // the data before the signal
         const uint64_t value = r[2].w0;
-        t->amo(s_, AmoArgs{arg == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET, PYSHMEM_UINT64, sig, &value,
-                           nullptr, nullptr, pe});
+        const AmoArgs update{arg == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET, PYSHMEM_UINT64, sig, &value,
+                             nullptr, nullptr, pe};
+        if (order_holds(s_, pe)) {
+          if (n) order_put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe, /*nbi=*/false);
+          order_signal(s_, update);  // after its data
+          return false;
+        }
+        t->put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe);
+        if (!order_guarantee_broken(kBrokenPutSignal)) t->fence(s_);  // the data before the signal
+        t->amo(s_, update);
         break;
       }
       case PYSHMEM_REQ_AMO: {
@@ -256,16 +280,27 @@ class Proxy {
         const uint64_t value = r[1].w0, cond = r[2].w0;
         const bool fetching = r[1].w1 != 0;
         uint64_t old = 0;
-        s_.route[pe]->amo(s_, AmoArgs{op, dtype, sym_at(lane, off, size, pe), &value, &cond,
-                                      fetching ? &old : nullptr, pe});
+        const AmoArgs amo{op, dtype, sym_at(lane, off, size, pe), &value, &cond, fetching ? &old : nullptr, pe};
+        if (order_holds(s_, pe)) {
+          if (!fetching) {
+            order_amo(s_, amo);
+            return false;
+          }
+          order_blocking(s_, pe, amo.dest);
+        }
+        s_.route[pe]->amo(s_, amo);
         if (fetching) result(lane, old);
         break;
       }
       case PYSHMEM_REQ_FENCE:
+        if (s_.order) order_fence(s_);
+        if (order_guarantee_broken(kBrokenFence)) return false;
         for (const Transport* t : transports_) t->fence(s_);
         return false;  // ordering only; completion is quiet's business
       case PYSHMEM_REQ_QUIET:
-        for (const Transport* t : transports_) t->quiet(s_);
+        if (s_.order) order_quiet(s_);
+        if (!order_guarantee_broken(kBrokenQuiet))
+          for (const Transport* t : transports_) t->quiet(s_);
         for (auto& l : lanes_) l->ring.mark_complete();
         return true;
     }
@@ -296,8 +331,10 @@ void proxy_stop_at_exit() {
 
 }  // namespace
 
+bool proxy_all(const State& s) { return s.config.PROXY_ALL || s.config.ORDER_CHECK; }
+
 void proxy_start(State& s, const RingMemory* gpu_memory) {
-  bool needed = s.config.PROXY_ALL;
+  bool needed = proxy_all(s);
   for (int p = 0; p < s.npes && !needed; ++p) needed = !s.route[p] || !(s.route[p]->caps & kCapLoadStore);
   if (!needed || g_proxy) return;
   if (s.config.PROXY_FIFO_SLOTS < PYSHMEM_FIFO_MAX_SLOTS || s.config.PROXY_FIFO_SLOTS > (1 << 30))

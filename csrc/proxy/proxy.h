@@ -13,7 +13,11 @@ namespace pyshmem {
 
 struct State;
 
-// Starts the proxy when some peer has no load/store route or PYSHMEM_PROXY_ALL=1 (else
+// True when every device-API operation goes through the proxy: PYSHMEM_PROXY_ALL=1, or
+// the ordering check (PYSHMEM_ORDER_CHECK=1), which holds the proxy's operations.
+bool proxy_all(const State& s);
+
+// Starts the proxy when some peer has no load/store route or proxy_all(s) (else
 // does nothing). Called at the end of init, before the device state is filled. With a
 // GPU heap (State::gpu_size) and `gpu_memory` (pinned host memory the GPU can reach),
 // a second ring takes GPU kernels' requests for PEs whose GPU heap is on another node;

@@ -14,6 +14,7 @@
 #include "python/errors.h"
 #include "python/fast.h"
 #include "python/gpu_hooks.h"
+#include "python/nbi_sources.h"
 
 namespace pyshmem {
 namespace py {
@@ -158,8 +159,10 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
     if (r.fetching && !r.nbi) return from_element(code, old);
     Py_RETURN_NONE;
   }
+  // A fetching nbi form held by the ordering check writes `fetch` later: keep it alive.
+  if (r.nbi && r.fetching && nbi_deferred(pe) && !nbi_source_hold(fetch_obj)) return nullptr;
   bool ok = run_guarded(c, [&] {
-    atomic(r.op, code, t.data(), r.has_value ? value : nullptr, r.has_cond ? cond : nullptr, fetch_ptr, pe, c);
+    atomic(r.op, code, t.data(), r.has_value ? value : nullptr, r.has_cond ? cond : nullptr, fetch_ptr, pe, c, r.nbi);
   });
   if (!ok) return nullptr;
   if (r.fetching && !r.nbi) return from_element(code, old);

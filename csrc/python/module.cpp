@@ -12,6 +12,7 @@
 #include "cuda/gpu_heap.h"
 #include "cuda/gpu_module.h"
 #include "host/host.h"
+#include "order/order_check.h"
 #include "python/gpu_hooks.h"
 #include "python/nbi_sources.h"
 #include "python/team_bind.h"
@@ -118,6 +119,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("global_exit", [](int status) { global_exit(status); });
   // PYSHMEM_TRACE: a PE that ends without finalize (an uncaught exception) still writes its trace.
   m.def("trace_flush", [] { trace_flush(); });
+  m.def("order_check_seed", [] { return order_check_seed(); },
+        "The ordering check's job seed (PYSHMEM_ORDER_CHECK=1), or '' when it is off.");
+  m.def("break_guarantee", [](const std::string& what) { return order_break_guarantee(what); },
+        "Test hook: remove one memory-model guarantee (fence, quiet, put_signal; '' restores all).");
   m.def("describe", &describe);
   m.def("transports", &transport_describe);
   m.def("env_table", [] {

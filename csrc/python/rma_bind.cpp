@@ -223,6 +223,16 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
     if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
     Py_RETURN_NONE;
   }
+  if (nbi && kind == kGet && flat && nbytes && nbi_deferred(pe)) {
+    // Held by the ordering check: the target is written after this call returns.
+    if (nbi_sources_held() >= kMaxHeldNbiSources) {
+      if (!run_guarded_nogil(call, [] { quiet(); })) return nullptr;
+      nbi_sources_release();
+    }
+    if (!nbi_source_hold(a[0])) return nullptr;
+    if (!run_guarded(call, [&] { getmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
+    Py_RETURN_NONE;
+  }
   bool ok = run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] {
     if (with_signal && flat) {
       putmem_signal(td, sd, nbytes, reinterpret_cast<uint64_t*>(sigbuf.data()), sigval, sigop, pe, call);

@@ -28,6 +28,8 @@ extern "C" {
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
 #define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
 #define PYSHMEM_STATE_PROXY_ALL 0x2u /* PYSHMEM_PROXY_ALL=1: every peer's operations use the proxy */
+#define PYSHMEM_STATE_ORDER_CHECK 0x4u /* PYSHMEM_ORDER_CHECK=1: point-to-point operations use the
+                                          proxy (which holds them); collectives and barriers stay direct */
 
 /* The system area at offset 0 of every PE's segment, before the user heap. PEs read
  * and write each other's copy (host and device barriers), so this layout is an ABI

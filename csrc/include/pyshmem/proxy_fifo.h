@@ -35,8 +35,11 @@
  *   w0 = byte offset of the target object in the target PE's segment
  *   w1 = flag(1) | kind(7) << 56 | pe(24) << 32 | arg(32)
  * Following slots (bit 63 of each w1 is the lap flag; payload uses bits 0-62):
- *   PUT        arg 0         s1: w0 source address, w1 nbytes
- *   GET        arg 0         s1: w0 destination address, w1 nbytes  (header w0 = source)
+ *   PUT        arg nbi       s1: w0 source address, w1 nbytes
+ *   GET        arg nbi       s1: w0 destination address, w1 nbytes  (header w0 = source)
+ *              (nbi 1: the producer does not wait for execution; the proxy may then
+ *              read a PUT's source, or write a GET's destination, as late as the next
+ *              QUIET: the ordering check holds them)
  *   P          arg nbytes    s1: w0 value bits (1, 2, 4 or 8 bytes, little end first)
  *   G          arg nbytes    header only; the value (1, 2, 4 or 8 bytes) comes back in
  *                            the request's result cell

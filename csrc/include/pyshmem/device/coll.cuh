@@ -149,7 +149,7 @@ PYSHMEM_HD void alltoalls_impl(const char* call, team_t team, void* dest, const 
   for (int k = 0; k < t.size; ++k) {
     const int j = (t.my_index + k) % t.size;
     char* to = static_cast<char*>(dest) + static_cast<size_t>(j) * nelems * dstep;
-    if (const char* from = static_cast<const char*>(direct_ptr(call, in, member_pe(t, j)))) {
+    if (const char* from = static_cast<const char*>(coll_direct_ptr(call, in, member_pe(t, j)))) {
       for (size_t i = coop_rank<C>(); i < nelems; i += coop_size<C>()) copy_element(to + i * dstep, from + i * sstep, elem);
     } else {
       coop_sync<C>();
@@ -164,7 +164,7 @@ PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* sou
   coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), PYSHMEM_U64(source), nelems);
   const pyshmem_team_desc& t = team_entry(call, team);
   for (int j = 0; j < t.size; ++j)
-    if (!direct_ptr(call, source, member_pe(t, j)))
+    if (!coll_direct_ptr(call, source, member_pe(t, j)))
       trap(call, "device reductions need every team member load/store reachable (a member is on another node "
                  "or PYSHMEM_PROXY_ALL is set); use the host API's reduce", member_pe(t, j));
   coll_sync<C>(call, team);
@@ -187,7 +187,7 @@ PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* sou
   for (int k = 1; k < t.size; ++k) {
     const int j = (t.my_index + k) % t.size;
     const size_t jlo = nelems * static_cast<size_t>(j) / n, jhi = nelems * static_cast<size_t>(j + 1) / n;
-    copy_bytes<C>(dest + jlo, direct_ptr(call, dest + jlo, member_pe(t, j)), (jhi - jlo) * sizeof(T));
+    copy_bytes<C>(dest + jlo, coll_direct_ptr(call, dest + jlo, member_pe(t, j)), (jhi - jlo) * sizeof(T));
   }
   coll_sync<C>(call, team);
 }

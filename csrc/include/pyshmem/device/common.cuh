@@ -328,9 +328,17 @@ PYSHMEM_HD void* peer_ptr(const char* call, const void* sym, int pe) {
          static_cast<int64_t>(pe - s.my_pe) * static_cast<int64_t>(s.heap_stride);
 }
 
-// The address a data-moving call uses for direct loads/stores to `pe`, or nullptr when
-// the call must go through the proxy (pe not load/store reachable, or PYSHMEM_PROXY_ALL).
+// The address a point-to-point call uses for direct loads/stores to `pe`, or nullptr
+// when the call must go through the proxy (pe not load/store reachable,
+// PYSHMEM_PROXY_ALL, or the ordering check, which holds the proxy's operations).
 PYSHMEM_HD void* direct_ptr(const char* call, const void* sym, int pe) {
+  void* p = peer_ptr(call, sym, pe);
+  return (state().flags & (PYSHMEM_STATE_PROXY_ALL | PYSHMEM_STATE_ORDER_CHECK)) ? nullptr : p;
+}
+
+// The same for the data of collectives, which complete inside the call: direct also
+// under the ordering check.
+PYSHMEM_HD void* coll_direct_ptr(const char* call, const void* sym, int pe) {
   void* p = peer_ptr(call, sym, pe);
   return (state().flags & PYSHMEM_STATE_PROXY_ALL) ? nullptr : p;
 }

@@ -156,7 +156,7 @@ PYSHMEM_HD constexpr int dtype_of() {
 PYSHMEM_HD void proxy_rma(const char* call, int kind, const void* sym, const void* local, size_t nbytes, int pe,
                           bool blocking) {
   pyshmem_proxy_fifo* f = proxy_fifo(call, pe);
-  const pyshmem_fifo_entry req[2] = {entry(seg_offset(sym), pyshmem_fifo_header_w1(kind, pe, 0)),
+  const pyshmem_fifo_entry req[2] = {entry(seg_offset(sym), pyshmem_fifo_header_w1(kind, pe, blocking ? 0u : 1u)),
                                      entry(reinterpret_cast<uint64_t>(local), nbytes)};
   const uint64_t end = proxy_submit(call, f, req, pe);
   if (blocking) proxy_wait_executed(call, f, end, pe);
