@@ -134,10 +134,34 @@ def _lines_of(stdout, pe):
 
 @pytest.mark.parametrize("name, case, npes", list(_params()))
 def test_example(name, case, npes):
+    _run_case(name, case, npes, case.env)
+
+
+def _ordering_check_params():
+    """Every case once more under the ordering check, with two seeds of its own: on its
+    largest PE count, and on its smallest above one when that differs."""
+    for i, name in enumerate(EXAMPLES):
+        for j, case in enumerate(CASES.get(name, [Case()])):
+            label = f"-{case.label}" if case.label else ""
+            counts = sorted({max(case.npes), min((n for n in case.npes if n > 1), default=1)} - {1})
+            for k, n in enumerate(counts):
+                seed = 1000 * i + 10 * j + k + 1
+                yield pytest.param(name, case, n, seed, id=f"{name[:-3]}{label}-{n}pe-seed{seed}")
+
+
+@pytest.mark.parametrize("name, case, npes, seed", list(_ordering_check_params()))
+def test_example_under_ordering_check(name, case, npes, seed):
+    """The examples synchronise correctly: they pass when puts, atomics and signals toward
+    other PEs are held and applied late, in any order the memory model allows."""
+    env = dict(case.env or {}, PYSHMEM_ORDER_CHECK="1", PYSHMEM_ORDER_CHECK_SEED=str(seed))
+    _run_case(name, case, npes, env)
+
+
+def _run_case(name, case, npes, env):
     reason = case.skip_unless()
     if reason:
         pytest.skip(reason)
-    proc = run_pes(EXAMPLES_DIR / name, npes, *case.args, timeout=60, env=case.env)
+    proc = run_pes(EXAMPLES_DIR / name, npes, *case.args, timeout=60, env=env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{name} on {npes} PE(s) exited {proc.returncode}\n{out}"
     assert "Traceback" not in out and "FAILED" not in out, out

@@ -10,10 +10,12 @@ import sys
 import numpy as np
 
 import pyshmem as shmem
+from pyshmem.runtime import order_check_seed
 
 me, n = shmem.my_pe(), shmem.n_pes()
 peer = (me + 1) % n
-deferred = os.environ.get("PYSHMEM_REMOTE_ONLY") == "1" and n > 1
+# Sources are read after put_nbi returns over UCX, and under the ordering check.
+deferred = (os.environ.get("PYSHMEM_REMOTE_ONLY") == "1" or order_check_seed() != "") and n > 1
 x = shmem.zeros(64, dtype=np.int64)
 shmem.barrier_all()
 

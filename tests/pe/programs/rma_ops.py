@@ -206,6 +206,7 @@ for di, dt in enumerate(DTYPES):
     AF = shmem.zeros((5, 7), dt, order="F")
     shmem.put(AC, np.asfortranarray(P(me)), right)
     shmem.put(AF[:, 3], src[:5], right)  # a contiguous column of an F-order array
+    shmem.fence()  # puts to overlapping bytes land in any order without one
     shmem.put(AC[2], src[5:12], right)   # a contiguous row: overwrites row 2
     shmem.barrier_all()
     exp = P(left).ravel(order="F").reshape(5, 7).copy()
