@@ -35,6 +35,8 @@ TYPICAL = {  # seconds: medians of 3 runs, 2-core x86 machine, CPU backend
     "gpu_check_deadline": 0.12,  # likewise: a hung step cut at GPU_CHECK_DEADLINE=6: past the 6 s
     "fake_exit_pending": 0.37,  # tests/unit/test_fake_cuda_driver.py: exit with 6+ kernels pending
     "kernel_fault_stop": 0.02,  # tests/unit/test_cpu_kernel_faults.py: a trap stops the waiting blocks
+    # timed by tests/pe/programs/sim_block_waits.py (prints TOOK), 12 waits of 3 runs:
+    "sim_wait_raise": 0.012,  # an inter-block wait in the Numba simulator raises, past the limit
 }
 
 

@@ -49,12 +49,16 @@ int main(void) {
     }
 
   /* Non-blocking puts of distinct sources, completed by one quiet (over UCX with
-     PYSHMEM_REMOTE_ONLY=1 they really are in flight until then). */
+     PYSHMEM_REMOTE_ONLY=1 they really are in flight until then). They overlap, so a
+     fence between them makes the last one the one that stays. */
   CHECK(pyshmem_barrier_all()); /* everyone checked the first ring before it is overwritten */
   long burst[64][8];
   for (int k = 0; k < 64; ++k)
     for (int i = 0; i < 8; ++i) burst[k][i] = me * 100000 + k * 10 + i;
-  for (int k = 0; k < 64; ++k) CHECK(pyshmem_putmem_nbi(ring, burst[k], sizeof burst[k], (me + 1) % n));
+  for (int k = 0; k < 64; ++k) {
+    CHECK(pyshmem_putmem_nbi(ring, burst[k], sizeof burst[k], (me + 1) % n));
+    CHECK(pyshmem_fence());
+  }
   CHECK(pyshmem_quiet());
   CHECK(pyshmem_barrier_all());
   for (int i = 0; i < 8; ++i)

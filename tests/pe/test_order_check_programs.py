@@ -3,10 +3,11 @@
 Each program asserts on the values it moved; here they run with puts, non-blocking
 gets, atomics without fetch and signals toward other PEs held and applied late, in a
 seeded random order the memory model allows. A program that passes only because a put
-on one node is a memcpy (a missing fence or quiet) fails here. The check found three
-such bugs in these programs when it was written: rma_ops.py (two puts to overlapping
-bytes, no fence), team_ops.py (a put and an atomic_add on one word, no fence) and
-put_nbi_sources.py (which assumed put_nbi completes at once on one node).
+on one node is a memcpy (a missing fence or quiet) fails here. The check found such
+bugs in these programs when it was written: rma_ops.py (two puts to overlapping bytes,
+no fence), team_ops.py (a put and an atomic_add on one word, no fence) and
+put_nbi_sources.py (which assumed put_nbi completes at once on one node); and in the C
+API ring (tests/cpp/c_api_ring.c, run under the check by tests/unit/test_cpp.py).
 """
 
 import pytest

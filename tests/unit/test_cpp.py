@@ -43,14 +43,16 @@ def test_allocator(cpp_build):
 
 
 @pytest.mark.parametrize("npes", [1, 2, 4])
-@pytest.mark.parametrize("path", ["shm", "ucx"])
+@pytest.mark.parametrize("path", ["shm", "ucx", "order-check"])
 def test_c_api_program(cpp_build, npes, path):
     """The C API ring; with PYSHMEM_REMOTE_ONLY=1 over UCX, where putmem_nbi really is
-    non-blocking until quiet."""
+    non-blocking until quiet; and under the ordering check."""
     if path == "ucx":
         _require_ucx()
-    proc = run_pes(str(cpp_build / "c_api_ring"), npes, timeout=90,
-                   env={"PYSHMEM_REMOTE_ONLY": "1" if path == "ucx" else "0"})
+    env = {"PYSHMEM_REMOTE_ONLY": "1" if path == "ucx" else "0"}
+    if path == "order-check":
+        env.update(PYSHMEM_ORDER_CHECK="1", PYSHMEM_ORDER_CHECK_SEED=str(30 + npes))
+    proc = run_pes(str(cpp_build / "c_api_ring"), npes, timeout=90, env=env)
     assert_ok(proc, npes)
 
 
@@ -68,23 +70,26 @@ def _cccl_program(cpp_build, name):
 
 
 @pytest.mark.parametrize("npes", [1, 2, 4])
-@pytest.mark.parametrize("path", ["direct", "proxy", "ucx"])
+@pytest.mark.parametrize("path", ["direct", "proxy", "ucx", "order-check"])
 def test_device_api_cpu_build(cpp_build, npes, path):
     """The device API compiled for the host, 4 threads per PE, under the launcher: by
     direct loads/stores, with every operation sent through the proxy FIFO and thread
-    (PYSHMEM_PROXY_ALL=1) to the shared-memory transport, and with every peer remote
-    (PYSHMEM_REMOTE_ONLY=1): the proxy then drives UCX, the path to other nodes."""
+    (PYSHMEM_PROXY_ALL=1) to the shared-memory transport, with every peer remote
+    (PYSHMEM_REMOTE_ONLY=1): the proxy then drives UCX, the path to other nodes, and
+    under the ordering check (the proxy holds the operations and applies them late)."""
     exe = _cccl_program(cpp_build, "device_api_host")
     if path == "ucx":
         _require_ucx()
     env = {"PYSHMEM_PROXY_ALL": "1" if path == "proxy" else "0", "PYSHMEM_REMOTE_ONLY": "1" if path == "ucx" else "0"}
+    if path == "order-check":
+        env.update(PYSHMEM_ORDER_CHECK="1", PYSHMEM_ORDER_CHECK_SEED=str(20 + npes))
     proc = run_pes(str(exe), npes, timeout=120, env=env)
     assert_ok(proc, npes)
     for line in proc.stdout.splitlines():
         if " OK pe=" not in line:
             continue
         fields = dict(f.split("=") for f in line.split("OK ", 1)[1].split())
-        if path == "proxy" or (path == "ucx" and npes > 1):
+        if path in ("proxy", "order-check") or (path == "ucx" and npes > 1):
             assert fields["proxy"] == "yes" and int(fields["slots"]) > 1000, line
         else:
             assert fields["proxy"] == "no" and fields["slots"] == "0", line
