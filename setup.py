@@ -58,6 +58,12 @@ class CMakeBuild(build_ext):
         env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.run(["cmake", str(ROOT), *args], cwd=build_dir, check=True, env=env)
         subprocess.run(["cmake", "--build", ".", "--config", build_type], cwd=build_dir, check=True, env=env)
+        # The build generated <nvshmem.h> next to the extension (CMakeLists.txt); in-place and
+        # editable installs import the package from the source tree, so it goes there too.
+        generated = out / "nvshmem_include"
+        source_pkg = ROOT / "pyshmem" / "nvshmem_include"
+        if generated.is_dir() and generated.resolve() != source_pkg.resolve():
+            shutil.copytree(generated, source_pkg, dirs_exist_ok=True)
 
 
 class BuildPyWithHeaders(build_py):

@@ -105,6 +105,9 @@ def _fingerprint(cxx, flags, source, include_dirs):
         version = Path(d) / "cuda" / "std" / "__cccl" / "version.h"
         if version.is_file():
             h.update(version.read_bytes())
+        for generated in ("nvshmem.h", "nvshmemx.h"):  # pyshmem's generated NVSHMEM headers
+            if (Path(d) / generated).is_file():
+                h.update((Path(d) / generated).read_bytes())
     try:
         h.update(subprocess.run([cxx, "--version"], capture_output=True, timeout=30).stdout)
     except (OSError, subprocess.SubprocessError):

@@ -59,6 +59,33 @@ def _cccl_include():
     )
 
 
+def nvshmem_include_path():
+    """The directory of ``<nvshmem.h>`` and ``<nvshmemx.h>``: NVSHMEM's device API on
+    pyshmem's (docs/nvshmem.md), generated from the op table when pyshmem is built.
+    ``Module`` and ``compile`` put it on their include path; add ``-I`` with it for your
+    own nvcc/C++ build.
+
+    Returns:
+        str: the directory.
+
+    Raises:
+        FileNotFoundError: the build did not generate the headers (rebuild pyshmem).
+    """
+    d = Path(__file__).resolve().parent / "nvshmem_include"
+    if not (d / "nvshmem.h").is_file():
+        raise FileNotFoundError(f"{d / 'nvshmem.h'} is missing: pyshmem's build generates it "
+                                "(pip install -e . again, or python setup.py build_ext --inplace)")
+    return str(d)
+
+
+def _kernel_include_paths():
+    """include_paths() and, when built, the NVSHMEM headers' directory (Module, compile)."""
+    try:
+        return include_paths() + [nvshmem_include_path()]
+    except FileNotFoundError:
+        return include_paths()
+
+
 def include_paths():
     """Include directories a CUDA C++ build needs for ``<pyshmem/device.cuh>``.
 
@@ -118,7 +145,7 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
         from cuda.core import Program, ProgramOptions
     except ImportError as exc:
         raise ImportError("pyshmem.cuda needs cuda-core: pip install 'pyshmem[cuda]'") from exc
-    includes = include_paths() + extra
+    includes = _kernel_include_paths() + extra
     cuda_home = Path(_cccl_include()).parent
     if (cuda_home / "cuda_runtime.h").is_file() or (cuda_home / "cuda.h").is_file():
         includes.append(str(cuda_home))
@@ -127,7 +154,7 @@ def compile(source, *, arch="sm_90", output="cubin", name="pyshmem_kernel", opti
     try:
         _check_arch(call, arch)
         flags = opts.as_bytes("nvrtc")
-        cached = _nvrtc_cache_path(source, output, flags, extra)
+        cached = _nvrtc_cache_path(source, output, flags, _kernel_include_paths()[2:] + extra)
         with _cache_lock(cached):  # the PEs of a node wait for the one that compiles
             if cached.exists():
                 return _OBJECT_FROM[output](cached.read_bytes(), name=name)
@@ -339,7 +366,7 @@ class Module:
             image = compile(source, arch=lib.gpu_arch(), output="cubin", name=name, options=options).code
             self._handle = lib.gpu_module_load(bytes(image), "pyshmem.cuda.Module")
         else:
-            self._path = _cpu_kernels.build(source, name, include_paths(), options)
+            self._path = _cpu_kernels.build(source, name, _kernel_include_paths(), options)
             self._lib = _cpu_kernels.load(self._path)
 
     def get_kernel(self, name):

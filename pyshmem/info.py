@@ -102,13 +102,14 @@ def main(argv=None):
     if argv == ["--env-markdown"]:
         sys.stdout.write(env_markdown())
         return 0
-    if argv == ["--includes"]:
-        from pyshmem.cuda import include_paths
+    if argv in (["--includes"], ["--nvshmem-includes"]):
+        from pyshmem.cuda import include_paths, nvshmem_include_path
 
-        print(" ".join("-I" + p for p in include_paths()))
+        paths = include_paths() + ([nvshmem_include_path()] if argv[0] == "--nvshmem-includes" else [])
+        print(" ".join("-I" + p for p in paths))
         return 0
     if argv:
-        print("usage: python -m pyshmem info [--env-markdown | --includes]", file=sys.stderr)
+        print("usage: python -m pyshmem info [--env-markdown | --includes | --nvshmem-includes]", file=sys.stderr)
         return 2
     print(report())
     return 0

@@ -1,0 +1,47 @@
+/* pyshmem/nvshmem_base.h: the hand-written part of <nvshmem.h> (NVSHMEM's device API on
+ * pyshmem's): types, constants and the untyped calls the op table has no row for. The
+ * typed families are generated at build time from the op table (csrc/nvshmem/gen_nvshmem.py)
+ * into the package's nvshmem_include/ directory, whose <nvshmem.h> includes this file.
+ *
+ * Semantics, completion and ordering are pyshmem's device API's (pyshmem/device.cuh,
+ * docs/memory_model.md). Signal operators: use the names (NVSHMEM_SIGNAL_SET/ADD); their
+ * numbers are pyshmem's (OpenSHMEM's), not NVSHMEM's. Device code only in this increment:
+ * the host API (nvshmem_init, nvshmem_malloc, ...) is not provided yet (docs/nvshmem.md). */
+#ifndef PYSHMEM_NVSHMEM_BASE_H
+#define PYSHMEM_NVSHMEM_BASE_H
+
+#include "pyshmem/device.cuh"
+#include "pyshmem/team.h"
+#include "pyshmem/types.h"
+
+/* The NVSHMEM API version this layer follows, and that it is pyshmem's. */
+#define NVSHMEM_MAJOR_VERSION 3
+#define NVSHMEM_MINOR_VERSION 0
+#define NVSHMEM_VENDOR_STRING "pyshmem"
+#define PYSHMEM_NVSHMEM_COMPAT 1
+
+typedef pyshmem::team_t nvshmem_team_t;
+#define NVSHMEM_TEAM_WORLD PYSHMEM_TEAM_WORLD
+#define NVSHMEM_TEAM_SHARED PYSHMEM_TEAM_SHARED
+#define NVSHMEMX_TEAM_NODE PYSHMEM_TEAM_SHARED /* the PEs of this node: pyshmem's shared team */
+#define NVSHMEM_TEAM_INVALID PYSHMEM_TEAM_INVALID
+
+#define NVSHMEM_CMP_EQ PYSHMEM_CMP_EQ
+#define NVSHMEM_CMP_NE PYSHMEM_CMP_NE
+#define NVSHMEM_CMP_GT PYSHMEM_CMP_GT
+#define NVSHMEM_CMP_LE PYSHMEM_CMP_LE
+#define NVSHMEM_CMP_LT PYSHMEM_CMP_LT
+#define NVSHMEM_CMP_GE PYSHMEM_CMP_GE
+#define NVSHMEM_SIGNAL_SET PYSHMEM_SIGNAL_SET
+#define NVSHMEM_SIGNAL_ADD PYSHMEM_SIGNAL_ADD
+
+/* Address of `dest` on `pe` for loads and stores, or NULL when pe is not reachable so. */
+PYSHMEM_HD void* nvshmem_ptr(const void* dest, int pe) { return pyshmem::ptr(dest, pe); }
+
+/* For the refusals of unserved names: a static_assert that fails only when used. */
+template <class...>
+struct pyshmem_nvshmem_unserved {
+  static constexpr bool value = false;
+};
+
+#endif /* PYSHMEM_NVSHMEM_BASE_H */
