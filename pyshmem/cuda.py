@@ -542,5 +542,5 @@ def launch(kernel, grid, block, *args, stream=None, shared_mem=0, stack_size=Non
                           cooperative)
 
 
-__all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch", "put",
-           "synchronize", "zeros"]
+__all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch",
+           "nvshmem_include_path", "put", "synchronize", "zeros"]

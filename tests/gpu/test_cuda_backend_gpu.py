@@ -90,3 +90,12 @@ def test_the_cpu_kernel_suite_gives_the_gpu_results():
     proc = run_pes(HERE / "programs" / "kernel_suite_compare.py", 1, timeout=240,
                    env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
     assert_ok(proc, 1)
+
+
+@pytest.mark.parametrize("npes", [2, 4])
+def test_nvshmem_style_kernels_on_the_gpu(npes):
+    """The NVSHMEM-style kernels of tests/kernels/nvshmem_style.cu (nvshmem_* names, the
+    generated <nvshmem.h>) on GPU arrays, checked like on the CPU build."""
+    proc = run_pes(HERE.parent / "pe" / "programs" / "nvshmem_kernels.py", npes, "gpu", timeout=240,
+                   env={"PYSHMEM_BACKEND": "cuda", "PYSHMEM_CUDA_SYMMETRIC_SIZE": "64M"})
+    assert_ok(proc, npes)

@@ -51,7 +51,7 @@ def test_rules_hold_over_ucx(check):
 def test_removed_fence_is_caught_over_ucx():
     if ucx_unavailable():
         pytest.skip(ucx_unavailable())
-    env = dict(_check_env(9), PYSHMEM_REMOTE_ONLY="1")
+    env = dict(_check_env(9), PYSHMEM_REMOTE_ONLY="1", PYSHMEM_ORDER_CHECK_DELAY_US="20000")
     proc = run_pes(PROGRAM, 2, "fence", 60, "--break", "fence", timeout=120, env=env)
     assert proc.returncode != 0 and LATE in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
@@ -77,7 +77,9 @@ CAUGHT = [
 def test_removed_guarantee_is_caught(rule, guarantee):
     if rule.startswith("device_") and cpu_kernel_toolchain_missing():
         pytest.skip(cpu_kernel_toolchain_missing())
-    proc = run_pes(PROGRAM, 2, rule, 60, "--break", guarantee, timeout=120, env=_check_env(7))
+    # A long delay: the consumer sees the late data missing even on a loaded machine.
+    env = dict(_check_env(7), PYSHMEM_ORDER_CHECK_DELAY_US="20000")
+    proc = run_pes(PROGRAM, 2, rule, 60, "--break", guarantee, timeout=120, env=env)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, f"rule {rule} passed with {guarantee} removed:\n{out}"
     assert f"rule {rule}, iteration" in out and LATE in out, out
@@ -89,13 +91,15 @@ def test_user_bug_sync_all_instead_of_quiet():
     """put + sync_all is a bug (sync_all completes no put): fine on one node, caught by
     the check (the example in docs/memory_model.md)."""
     assert_ok(run_pes(PROGRAM, 2, "sync_bug", timeout=60), 2)
-    proc = run_pes(PROGRAM, 2, "sync_bug", timeout=60, env={"PYSHMEM_ORDER_CHECK": "1"})
+    proc = run_pes(PROGRAM, 2, "sync_bug", timeout=60,
+                   env={"PYSHMEM_ORDER_CHECK": "1", "PYSHMEM_ORDER_CHECK_DELAY_US": "20000"})
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "rule sync_bug, iteration" in out and LATE in out, out
     seed = re.search(r"PYSHMEM_ORDER_CHECK_SEED=(\d+) replays", out)
     assert seed, f"shmemrun did not print the seed it drew:\n{out}"
     # The printed seed replays: the same bug fails again.
-    again = run_pes(PROGRAM, 2, "sync_bug", timeout=60, env=_check_env(seed.group(1)))
+    again = run_pes(PROGRAM, 2, "sync_bug", timeout=60,
+                    env=dict(_check_env(seed.group(1)), PYSHMEM_ORDER_CHECK_DELAY_US="20000"))
     assert again.returncode != 0 and LATE in again.stdout + again.stderr, again.stdout + again.stderr
 
 

@@ -5,8 +5,11 @@ Covers: a ring broadcast (int put + fence + signal_op), a chunked ring reduce
 (float put_signal_nbi), a 128-thread block put, warp put_nbi + int64 g + typed atomics,
 an MoE-style count shuffle with extern __shared__ counts and int p + barrier_all, and a
 block sum reduction over NVSHMEM_TEAM_WORLD with team queries. Prints "OK pe=<k>".
+
+    nvshmem_kernels.py [cpu|gpu]   (default cpu; gpu: the cuda backend, GPU arrays; tests/gpu)
 """
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +19,35 @@ import pyshmem.cuda as pcuda
 
 me, npes = shmem.my_pe(), shmem.n_pes()
 SOURCE = (Path(__file__).resolve().parents[2] / "kernels" / "nvshmem_style.cu").read_text()
-module = pcuda.Module(SOURCE, name="nvshmem_style", target="cpu")
+TARGET = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+module = pcuda.Module(SOURCE, name="nvshmem_style", target=TARGET)
+ON_GPU = module.target == "gpu"
+
+
+def buf(values_or_shape, dtype=None):
+    """A symmetric array for the kernels: zeros of a shape, or a copy of host values."""
+    if dtype is not None:
+        return pcuda.zeros(values_or_shape, dtype) if ON_GPU else shmem.zeros(values_or_shape, dtype)
+    values = np.ascontiguousarray(values_or_shape)
+    a = buf(values.shape, values.dtype)
+    from_host(a, values)
+    return a
+
+
+def host(a):
+    return a.copy_to_host() if ON_GPU else np.array(a)
+
+
+def from_host(a, values):
+    if ON_GPU:
+        a.copy_from_host(np.ascontiguousarray(values, dtype=a.dtype))
+    else:
+        a[...] = values
+
+
+def free(a):
+    (pcuda.free if ON_GPU else shmem.free)(a)
+
 k = {name: module.get_kernel(name) for name in
      ("ring_bcast", "ring_reduce", "block_put", "warp_nbi", "shuffle_counts", "team_sum")}
 
@@ -28,22 +59,22 @@ def check(cond, what):
 
 # ring broadcast
 N = 37
-data = shmem.zeros(N, np.int32)
-sig = shmem.new_signal()
+data = buf(N, np.int32)
+sig = buf(1, np.uint64)
 if me == 0:
-    data[:] = np.arange(N, dtype=np.int32) * 3 + 1
+    from_host(data, np.arange(N, dtype=np.int32) * 3 + 1)
 shmem.barrier_all()
 pcuda.launch(k["ring_bcast"], 1, 1, data, sig, np.uint64(N))
 shmem.barrier_all()
-check(np.array_equal(data, np.arange(N, dtype=np.int32) * 3 + 1), f"ring broadcast: {data[:5]}")
+check(np.array_equal(host(data), np.arange(N, dtype=np.int32) * 3 + 1), f"ring broadcast: {host(data)[:5]}")
 
 # chunked ring reduce, twice (signals only grow: epoch 1, 2)
 CHUNK, NCHUNKS = 16, 5
-acc = shmem.zeros(CHUNK * NCHUNKS, np.float32)
-inbox = shmem.zeros(CHUNK * NCHUNKS, np.float32)
-sigs = shmem.zeros(NCHUNKS, np.uint64)
+acc = buf(CHUNK * NCHUNKS, np.float32)
+inbox = buf(CHUNK * NCHUNKS, np.float32)
+sigs = buf(NCHUNKS, np.uint64)
 for epoch in (1, 2):
-    mine = shmem.array(np.arange(CHUNK * NCHUNKS, dtype=np.float32) * 0.25 + me + epoch)
+    mine = buf(np.arange(CHUNK * NCHUNKS, dtype=np.float32) * 0.25 + me + epoch)
     shmem.barrier_all()
     pcuda.launch(k["ring_reduce"], 1, 1, acc, mine, inbox, sigs, np.uint64(CHUNK), np.int32(NCHUNKS),
                  np.uint64(epoch))
@@ -52,56 +83,60 @@ for epoch in (1, 2):
         expect = np.zeros(CHUNK * NCHUNKS, np.float32)
         for p in range(npes):  # the ring adds in PE order, in float32
             expect = expect + (np.arange(CHUNK * NCHUNKS, dtype=np.float32) * 0.25 + p + epoch)
-        check(np.array_equal(acc, expect), f"ring reduce epoch {epoch}: {acc[:4]} vs {expect[:4]}")
+        check(np.array_equal(host(acc), expect), f"ring reduce epoch {epoch}: {host(acc)[:4]} vs {expect[:4]}")
     shmem.barrier_all()
-    shmem.free(mine)
+    free(mine)
 
 # block put from 128 threads
 M = 1000
-src = shmem.array(np.arange(M, dtype=np.float32) + 1000 * me)
-dst = shmem.zeros(M, np.float32)
+src = buf(np.arange(M, dtype=np.float32) + 1000 * me)
+dst = buf(M, np.float32)
 shmem.barrier_all()
 pcuda.launch(k["block_put"], 1, 128, dst, src, np.uint64(M))
 shmem.barrier_all()
 left = (me - 1) % npes
-check(np.array_equal(dst, np.arange(M, dtype=np.float32) + 1000 * left), "block put")
+check(np.array_equal(host(dst), np.arange(M, dtype=np.float32) + 1000 * left), "block put")
 
 # warp put_nbi, g, atomics
 PER_WARP, WARPS = 8, 4
-wsrc = shmem.array(np.arange(PER_WARP * WARPS, dtype=np.int64) + 100000 * me)
-wdst = shmem.zeros(PER_WARP * WARPS, np.int64)
-counter = shmem.zeros(1, np.int64)
-peek = shmem.zeros(2, np.int64)
+wsrc = buf(np.arange(PER_WARP * WARPS, dtype=np.int64) + 100000 * me)
+wdst = buf(PER_WARP * WARPS, np.int64)
+counter = buf(1, np.int64)
+peek = buf(2, np.int64)
 shmem.barrier_all()
 pcuda.launch(k["warp_nbi"], 1, 32 * WARPS, wdst, wsrc, np.uint64(PER_WARP), counter, peek)
 shmem.barrier_all()
 right = (me + 1) % npes
-check(np.array_equal(wdst, np.arange(PER_WARP * WARPS, dtype=np.int64) + 100000 * right), f"warp put_nbi: {wdst[:4]}")
-check(int(peek[0]) == 100000 * left and int(peek[1]) == 1, f"int64 g / fetch_add: {peek}")
+check(np.array_equal(host(wdst), np.arange(PER_WARP * WARPS, dtype=np.int64) + 100000 * right),
+      f"warp put_nbi: {host(wdst)[:4]}")
+pk = host(peek)
+check(int(pk[0]) == 100000 * left and int(pk[1]) == 1, f"int64 g / fetch_add: {pk}")
 if me == 0:
-    check(int(counter[0]) == npes, f"atomic_add count {counter[0]}")
+    check(int(host(counter)[0]) == npes, f"atomic_add count {host(counter)}")
 
 # MoE-style count shuffle with extern __shared__ counts
 NTOK = 203
-dest_of_token = shmem.array((np.arange(NTOK, dtype=np.int32) * 7 + me) % npes)
-counts_in = shmem.zeros(npes, np.int32)
+dest_of_token = buf((np.arange(NTOK, dtype=np.int32) * 7 + me) % npes)
+counts_in = buf(npes, np.int32)
 shmem.barrier_all()
 pcuda.launch(k["shuffle_counts"], 1, 64, dest_of_token, np.int32(NTOK), counts_in, shared_mem=4 * npes)
 shmem.barrier_all()
+got = host(counts_in)
 for s in range(npes):
     want = int(np.count_nonzero((np.arange(NTOK) * 7 + s) % npes == me))
-    check(int(counts_in[s]) == want, f"shuffle: from PE {s} got {counts_in[s]}, want {want}")
+    check(int(got[s]) == want, f"shuffle: from PE {s} got {got[s]}, want {want}")
 
 # team sum reduction (block) and team queries
 R = 50
-rsrc = shmem.array(np.arange(R, dtype=np.int32) + me)
-rdst = shmem.zeros(R, np.int32)
-info = shmem.zeros(3, np.int32)
+rsrc = buf(np.arange(R, dtype=np.int32) + me)
+rdst = buf(R, np.int32)
+info = buf(3, np.int32)
 shmem.barrier_all()
 pcuda.launch(k["team_sum"], 1, 64, rdst, rsrc, np.uint64(R), info)
 shmem.barrier_all()
-check(np.array_equal(rdst, np.arange(R, dtype=np.int32) * npes + npes * (npes - 1) // 2), f"sum_reduce: {rdst[:4]}")
-check(list(info) == [me, npes, 1], f"team queries / nvshmem_ptr: {list(info)}")
+check(np.array_equal(host(rdst), np.arange(R, dtype=np.int32) * npes + npes * (npes - 1) // 2),
+      f"sum_reduce: {host(rdst)[:4]}")
+check(list(host(info)) == [me, npes, 1], f"team queries / nvshmem_ptr: {list(host(info))}")
 
 shmem.barrier_all()
 print(f"OK pe={me}", flush=True)
