@@ -161,6 +161,7 @@ void finalize() {
   if (!s.initialized) return;
   gpu_state_set_proxy(nullptr);
   proxy_stop(s);            // requests device code queued are complete before the barrier
+  order_drain(s);  // held operations are complete before the barrier, test hook or not
   barrier_all("pyshmem.finalize");  // no PE may still be accessing a heap we are about to unmap
   order_check_stop(s);
   trace_flush();

@@ -23,10 +23,7 @@ void putmem_signal(void* dest, const void* src, size_t nbytes, uint64_t* sig_add
   const TraceSpan span(kTraceSignal, call, pe, nbytes);
   const AmoArgs sig{sig_op == PYSHMEM_SIGNAL_SET ? PYSHMEM_AMO_SET : PYSHMEM_AMO_ADD, PYSHMEM_UINT64, sig_addr,
                     &signal, nullptr, nullptr, pe};
-  if (order_holds(s, pe)) {
-    if (nbytes) order_put(s, dest, src, nbytes, pe, /*nbi=*/false);
-    return order_signal(s, sig);  // after its data
-  }
+  if (order_holds(s, pe)) return order_put_signal(s, dest, src, nbytes, sig);  // the signal after its data
   const Transport* t = s.route[pe];
   if (nbytes) t->put(s, dest, src, nbytes, pe);
   if (!order_guarantee_broken(kBrokenPutSignal)) t->fence(s);  // the data must be visible before the signal

@@ -34,12 +34,12 @@ struct HeldOp {
   HeldKind kind;
   uint64_t seq;    // issue order (1, 2, ...)
   uint64_t epoch;  // fences issued before it
-  uint64_t after;  // seq of the operation it must follow (a signal's data), or 0
+  uint64_t after;  // seq of the operation it must follow (a signal's data), kAfterAll, or 0
   Clock::time_point issued;
   char* dest;
   const char* src;
   size_t nbytes;
-  ptrdiff_t tst = 0, sst = 0;  // iput: byte strides; nbytes is the element size
+  ptrdiff_t tst = 0;  // iput: the target's byte stride; nbytes is the element size (data: packed)
   size_t nelems = 0;
   std::vector<char> data;  // a blocking put's copy of its source
   int amo_op = 0, dtype = 0;
@@ -48,11 +48,16 @@ struct HeldOp {
   void* fetch = nullptr;
 };
 
+// HeldOp::after for a signal with no data of its own (a strided put_signal's, whose data
+// went as an iput just before): it follows everything held toward its PE.
+constexpr uint64_t kAfterAll = ~uint64_t(0);
+
 struct PeQueue {
   std::deque<HeldOp> ops;
   uint64_t overtaker = 0;  // highest seq applied while an earlier one was held
   Clock::time_point overtaken_at{};
-  uint64_t last_seq = 0;   // the last operation issued toward this PE
+  uint64_t applied_epoch = 0;  // epoch of the last operation applied toward this PE
+  bool applied_any = false;
 };
 
 
@@ -70,21 +75,21 @@ class OrderCheck {
 
   std::mutex mu;
 
-  void hold(HeldOp op, int pe) {
+  // Holds `op` toward pe; returns its seq. Then (tick) a few random deliveries.
+  uint64_t hold(HeldOp op, int pe, bool tick_after = true) {
     PeQueue& q = queues_[static_cast<size_t>(pe)];
     op.seq = ++seq_;
     op.epoch = epoch_;
     op.issued = Clock::now();
     q.ops.push_back(std::move(op));
-    q.last_seq = seq_;
     ++held_;
     // A bounded backlog: applying early is always allowed.
     if (held_ > kMaxHeld)
       while (held_ > kMaxHeld / 2) deliver_one(Pick{true});
-    tick(seq_);
+    if (tick_after) tick(seq_);
+    return seq_;
   }
 
-  uint64_t last_seq(int pe) const { return queues_[static_cast<size_t>(pe)].last_seq; }
   void fence() { ++epoch_; }
 
   // Random deliveries at a call: a geometric number (mean 2/3), never the operation the
@@ -109,6 +114,8 @@ class OrderCheck {
     pick.only_pe = pe;
     pick.below_epoch = epoch_;
     while (!q.ops.empty() && q.ops.front().epoch < epoch_) deliver_one(pick);
+    // The caller's get or atomic goes to the transport next: after what was applied.
+    if (queues_[static_cast<size_t>(pe)].applied_any) s_.route[static_cast<size_t>(pe)]->fence(s_);
     if (amo_dest) {
       pick.below_epoch = epoch_ + 1;  // what is left is in the current epoch
       Pick same = pick;
@@ -159,6 +166,7 @@ class OrderCheck {
         const HeldOp& op = q.ops[i];
         if (op.seq == pick.exclude || op.issued >= pick.issued_before) continue;
         if (pick.amo_dest && (op.kind != kHeldAmo || op.dest != pick.amo_dest)) continue;
+        if (op.after == kAfterAll && i > 0) continue;
         if (op.after || op.kind == kHeldAmo) {
           // A signal waits for its data; an atomic for earlier atomics on its address.
           // Both lie earlier in this queue.
@@ -205,6 +213,13 @@ class OrderCheck {
 
   void apply(const HeldOp& op, int pe) {
     const Transport* t = s_.route[static_cast<size_t>(pe)];
+    // What the check ordered must stay ordered in the transport (UCX stripes puts over
+    // lanes; a large memcpy uses non-temporal stores): a fence before the first operation
+    // of a later epoch, before a signal (after its data) and between atomics on one word.
+    PeQueue& q = queues_[static_cast<size_t>(pe)];
+    if (q.applied_any && (op.epoch > q.applied_epoch || op.after || op.kind == kHeldAmo)) t->fence(s_);
+    q.applied_any = true;
+    q.applied_epoch = std::max(q.applied_epoch, op.epoch);
     switch (op.kind) {
       case kHeldPut:
         t->put(s_, op.dest, op.data.data(), op.nbytes, pe);
@@ -238,6 +253,9 @@ class OrderCheck {
 namespace {
 
 std::unique_ptr<OrderCheck> g_check;
+// A stopped check stays allocated until the next start or exit: a thread still in a wait
+// that loaded the hook before stop may yet look at it (and sees s.order null).
+std::unique_ptr<OrderCheck> g_retired;
 
 // Holds the check's lock (and marks the thread as inside, so a transport that waits
 // and calls order_progress back does not lock again).
@@ -259,9 +277,14 @@ uint64_t mix(uint64_t x) {  // splitmix64: one PE's stream from the job's seed
   return x ^ (x >> 31);
 }
 
-bool in_sys_area(const State& s, const void* p) {
+// The runtime's own words in this PE's segment: the system area (barrier counters) and
+// the team pool at the end (team synchronisation slots). Device barriers and team syncs
+// through the proxy update them; they are not user operations.
+bool is_runtime_word(const State& s, const void* p) {
   const char* c = static_cast<const char*>(p);
-  return c >= s.heap.my_base && c < s.heap.my_base + kSysAreaBytes;
+  const char* end = s.heap.my_base + s.heap.size;
+  return (c >= s.heap.my_base && c < s.heap.my_base + kSysAreaBytes) ||
+         (c >= end - s.team_pool_bytes && c < end);
 }
 
 }  // namespace
@@ -278,6 +301,10 @@ void order_check_start(State& s) {
          std::string("PYSHMEM_ORDER_CHECK is ") + (s.config.ORDER_CHECK ? "1" : "0") + " on this PE but " +
              (job[0] == '1' ? "1" : "0") + " on PE 0; set it the same on every PE");
   if (!s.config.ORDER_CHECK) return;
+  if (s.gpu_size)
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init",
+         "PYSHMEM_ORDER_CHECK=1 checks the host heap and CPU-build kernels, so it needs the cpu backend; set "
+         "PYSHMEM_BACKEND=cpu (GPU memory operations complete at once and would not be checked)");
   g_seed = job.substr(2);
   uint64_t seed = 0;
   try {
@@ -305,7 +332,11 @@ void order_check_stop(State& s) {
     c->drain();  // finalize's barrier applied everything; nothing may outlive the heap
   }
   s.order = nullptr;
-  g_check.reset();
+  g_retired = std::move(g_check);
+}
+
+void order_drain(State& s) {
+  if (s.order) Locked(s)->drain();
 }
 
 std::string order_check_seed() { return g_check ? g_seed : std::string(); }
@@ -359,18 +390,27 @@ HeldOp amo_op(const AmoArgs& a) {
 }  // namespace
 
 void order_amo(State& s, const AmoArgs& a) {
-  if (in_sys_area(s, a.dest)) {  // a device barrier's arrival through the proxy: runtime traffic
+  if (is_runtime_word(s, a.dest)) {  // a device barrier's or team sync's arrival through the proxy
     s.route[static_cast<size_t>(a.pe)]->amo(s, a);
     return;
   }
   Locked(s)->hold(amo_op(a), a.pe);
 }
 
-void order_signal(State& s, const AmoArgs& a) {
-  HeldOp op = amo_op(a);
-  Locked c(s);
-  if (!order_guarantee_broken(kBrokenPutSignal)) op.after = c->last_seq(a.pe);
-  c->hold(std::move(op), a.pe);
+void order_put_signal(State& s, void* dest, const void* src, size_t nbytes, const AmoArgs& sig) {
+  HeldOp data{};
+  if (nbytes) {
+    data.kind = kHeldPut;
+    data.dest = static_cast<char*>(dest);
+    data.src = static_cast<const char*>(src);
+    data.nbytes = nbytes;
+    data.data.assign(data.src, data.src + nbytes);
+  }
+  HeldOp update = amo_op(sig);
+  Locked c(s);  // both under one lock: no other thread's operation comes between them
+  const uint64_t data_seq = nbytes ? c->hold(std::move(data), sig.pe, /*tick_after=*/false) : kAfterAll;
+  if (!order_guarantee_broken(kBrokenPutSignal)) update.after = data_seq;
+  c->hold(std::move(update), sig.pe);
 }
 
 void order_blocking(State& s, int pe, const void* amo_dest) { Locked(s)->drain_before(pe, amo_dest); }
@@ -392,10 +432,11 @@ unsigned order_progress() {
   if (!s.order || t_inside) return 0;
   std::unique_lock<std::mutex> lock(s.order->mu, std::try_to_lock);
   if (!lock.owns_lock()) return 0;  // another thread is delivering
-  t_inside = true;
-  const unsigned n = s.order->progress();
-  t_inside = false;
-  return n;
+  struct Inside {
+    Inside() { t_inside = true; }
+    ~Inside() { t_inside = false; }
+  } inside;
+  return s.order->progress();
 }
 
 std::atomic<uint32_t> g_broken_guarantees{0};

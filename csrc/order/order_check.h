@@ -49,6 +49,8 @@ inline bool order_holds(const State& s, int pe) { return s.order != nullptr && p
 
 // Init (after the transports are set up): starts the mode when PYSHMEM_ORDER_CHECK=1.
 // The generator is seeded from PYSHMEM_ORDER_CHECK_SEED (drawn when empty) and the PE.
+// Throws INVALID_ARG with the cuda backend (GPU memory is not checked; mixing held host
+// operations with GPU ones that complete at once would report false failures).
 void order_check_start(State& s);
 // Finalize, after the final barrier has applied everything: stops the mode.
 void order_check_stop(State& s);
@@ -67,17 +69,20 @@ void order_get_nbi(State& s, void* dest, const void* src, size_t nbytes, int pe)
 // An atomic without fetch, or a fetching nbi atomic (a.fetch is written when applied).
 // Operations on the runtime's own words (the system area) are applied at once.
 void order_amo(State& s, const AmoArgs& a);
-// The signal update of a put_signal: applied after the last operation issued toward
-// a.pe before it (its data; with no data, whatever this PE issued last toward a.pe).
-void order_signal(State& s, const AmoArgs& a);
+// put_signal: the data (a blocking put: copied now) and the signal update `sig`, the
+// signal applied after the data. With nbytes 0 (a strided put_signal, whose data went
+// as an iput just before), the signal follows everything held toward sig.pe.
+void order_put_signal(State& s, void* dest, const void* src, size_t nbytes, const AmoArgs& sig);
 // Before a blocking get or fetching atomic toward pe: applies what a fence ordered
 // before it, and for a fetching atomic (amo_dest: its target) the held atomics on the
 // same address (and, at random, some of what was issued since).
 void order_blocking(State& s, int pe, const void* amo_dest = nullptr);
 // fence: later operations toward each PE are applied after the earlier ones.
 void order_fence(State& s);
-// quiet: applies every held operation.
+// quiet: applies every held operation (not with the test hook's "quiet" removed).
 void order_quiet(State& s);
+// Applies every held operation, test hook or not (finalize, before its barrier).
+void order_drain(State& s);
 // Delivers some held operations (waits, the idle proxy). Returns how many.
 unsigned order_progress();
 

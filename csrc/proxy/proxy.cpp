@@ -158,7 +158,14 @@ class Proxy {
       }
       // The ordering check's held operations are delivered while the proxy idles too,
       // so a kernel waiting for the answer to its own held put gets it.
-      if (s_.order && order_progress() > 0) continue;
+      if (s_.order) {
+        try {
+          if (order_progress() > 0) continue;
+        } catch (const Error& e) {  // a transport failed applying a held operation
+          fail(e.status(), std::string("proxy: applying a held operation (PYSHMEM_ORDER_CHECK): ") + e.what());
+          return;
+        }
+      }
       if (++idle_rounds < spin_rounds) {
         idle.pause();
         continue;
@@ -261,8 +268,7 @@ class Proxy {
         const AmoArgs update{arg == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET, PYSHMEM_UINT64, sig, &value,
                              nullptr, nullptr, pe};
         if (order_holds(s_, pe)) {
-          if (n) order_put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe, /*nbi=*/false);
-          order_signal(s_, update);  // after its data
+          order_put_signal(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, update);  // the signal after its data
           return false;
         }
         t->put(s_, dest, reinterpret_cast<const void*>(r[1].w0), n, pe);

@@ -19,6 +19,7 @@ bool nbi_source_hold(PyObject* source);
 // How many sources are held; the binding completes the puts (quiet) past a bound, as
 // OpenSHMEM allows, so a loop of put_nbi without quiet cannot grow memory forever.
 size_t nbi_sources_held();
+constexpr size_t kMaxHeldNbiSources = 4096;
 
 // Drops every held source. Call only after the puts that read them are complete.
 void nbi_sources_release();

@@ -27,8 +27,6 @@ namespace {
 
 enum RmaKind { kPut, kGet };
 
-constexpr size_t kMaxHeldNbiSources = 4096;
-
 
 PyObject* gpu_rma(const char* call, RmaKind kind, PyObject* const* a) {
   if (!g_gpu_rma)

@@ -62,6 +62,7 @@ CAUGHT = [
     ("quiet", "quiet"),
     ("put_signal", "put_signal"),
     ("put_signal_nbi", "put_signal"),
+    ("put_signal_strided", "put_signal"),
     ("put_nbi_quiet", "quiet"),
     ("get_nbi_quiet", "quiet"),
     ("amo_fence", "fence"),
@@ -108,3 +109,16 @@ def test_bad_seed_is_rejected():
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "PYSHMEM_ORDER_CHECK_SEED='twelve' is not a non-negative integer" in out, out
+
+
+def test_ordering_check_refuses_the_cuda_backend(fake_driver):
+    """GPU memory operations complete at once and are not held: with the cuda backend
+    the check would miss or misreport them, so init refuses it with how to fix it."""
+    env = dict(_check_env(3), PYSHMEM_BACKEND="cuda", PYSHMEM_CUDA_DRIVER=fake_driver,
+               PYSHMEM_CUDA_SYMMETRIC_SIZE="8M")
+    proc = run_pes("team_names.py", 2, timeout=60, env=env)
+    out = proc.stdout + proc.stderr
+    if "built without the CUDA headers" in out:
+        pytest.skip("the core was built without the CUDA backend")
+    assert proc.returncode != 0, out
+    assert "PYSHMEM_ORDER_CHECK=1 checks the host heap and CPU-build kernels, so it needs the cpu backend" in out, out

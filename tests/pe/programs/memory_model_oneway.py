@@ -17,6 +17,7 @@ Rules (host API unless device_*):
   quiet          put(data), quiet, put(flag)
   put_signal     put_signal(data, signal = i)
   put_signal_nbi put_signal_nbi(data, signal = i)
+  put_signal_strided  put_signal from a strided source (the iput + signal path)
   put_nbi_quiet  put_nbi(data from a reused source), quiet, atomic_set(flag)
   get_nbi_quiet  the consumer get_nbi's the producer's array after the flag, quiet, checks
   amo_fence      atomic_set on each payload word, fence, atomic_add(flag, 1)
@@ -139,6 +140,8 @@ def host_rule(rule):
                 shmem.put_signal(data, payload, CONSUMER, sig, i, shmem.SIGNAL_SET)
             elif rule == "put_signal_nbi":
                 shmem.put_signal_nbi(data, payload, CONSUMER, sig, i, shmem.SIGNAL_SET)
+            elif rule == "put_signal_strided":  # a strided source: an iput, then the signal
+                shmem.put_signal(data, np.full(2 * WORDS, i, np.int64)[::2], CONSUMER, sig, i, shmem.SIGNAL_SET)
             elif rule == "put_nbi_quiet":
                 reused[:] = i
                 shmem.put_nbi(data, reused, CONSUMER)
@@ -215,8 +218,8 @@ def device_rule(rule):
         consume(wait_signal, what="the signal") if rule == "device_put_signal" else consume(wait_flag)
 
 
-HOST_RULES = ["fence", "quiet", "put_signal", "put_signal_nbi", "put_nbi_quiet", "get_nbi_quiet", "amo_fence",
-              "barrier"]
+HOST_RULES = ["fence", "quiet", "put_signal", "put_signal_nbi", "put_signal_strided", "put_nbi_quiet",
+              "get_nbi_quiet", "amo_fence", "barrier"]
 rules = {"host": HOST_RULES, "all": HOST_RULES + list(DEVICE_RULES)}.get(args.rule, args.rule.split(","))
 for rule in rules:
     args.rule = rule
