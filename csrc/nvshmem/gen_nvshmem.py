@@ -31,7 +31,10 @@ RMA_TYPES = {
     "ulonglong": "unsigned long long", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "size": "size_t", "ptrdiff": "ptrdiff_t",
+    "half": "__half", "bfloat16": "__nv_bfloat16",  # RMA only; where <cuda_fp16.h>/<cuda_bf16.h> exist
 }
+# Types whose functions are compiled only where their header was found (nvshmem_base.h).
+GUARDED = {"half": "PYSHMEM_NVSHMEM_HAS_HALF", "bfloat16": "PYSHMEM_NVSHMEM_HAS_BF16"}
 _AMO = ("int", "long", "longlong", "uint", "ulong", "ulonglong", "int32", "int64", "uint32", "uint64", "size",
         "ptrdiff")
 _BIT = ("uint", "ulong", "ulonglong", "int32", "int64", "uint32", "uint64")
@@ -110,8 +113,9 @@ def generate_device(ops):
                 ctype = RMA_TYPES[typename]
                 params = re.sub(r"\bT\b", ctype, c.params)
                 ret = re.sub(r"\bT\b", ctype, c.ret)
-                out.append(_function(ret, _nv_name(prefix, typename, op.name, suffix), params,
-                                     f"{target}<{ctype}>({args})", c.status))
+                fn = _function(ret, _nv_name(prefix, typename, op.name, suffix), params,
+                               f"{target}<{ctype}>({args})", c.status)
+                out.append(f"#if {GUARDED[typename]}\n{fn}#endif\n" if typename in GUARDED else fn)
             if c.mem:  # the byte form: void* for T*, nelems in bytes
                 params = c.params.replace("const T*", "const void*").replace("T*", "void*")
                 mem_prefix = "nvshmemx" if suffix else prefix

@@ -88,3 +88,11 @@ extern "C" __global__ void team_sum(int* dest, const int* src, size_t n, int* in
     info[2] = nvshmem_ptr(dest, nvshmem_my_pe()) == dest;
   }
 }
+
+// Half-precision RMA: nvshmem_half_put / nvshmem_bfloat16_p (NVSHMEM 3's 16-bit floats).
+extern "C" __global__ void half_put(__half* dst, const __half* src, size_t n, __nv_bfloat16* bdst, float bval) {
+  const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
+  nvshmem_half_put(dst, src, n, (me + 1) % npes);
+  nvshmem_bfloat16_p(bdst, __float2bfloat16(bval), (me + 1) % npes);
+  nvshmem_quiet();
+}

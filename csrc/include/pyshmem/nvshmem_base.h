@@ -14,6 +14,21 @@
 #include "pyshmem/team.h"
 #include "pyshmem/types.h"
 
+/* nvshmem_half_* and nvshmem_bfloat16_* (RMA) where the CUDA half-precision headers are
+ * found (the toolkit's, or the CPU build's own in pyshmem/cpu_include). */
+#if __has_include(<cuda_fp16.h>)
+#include <cuda_fp16.h>
+#define PYSHMEM_NVSHMEM_HAS_HALF 1
+#else
+#define PYSHMEM_NVSHMEM_HAS_HALF 0
+#endif
+#if __has_include(<cuda_bf16.h>)
+#include <cuda_bf16.h>
+#define PYSHMEM_NVSHMEM_HAS_BF16 1
+#else
+#define PYSHMEM_NVSHMEM_HAS_BF16 0
+#endif
+
 /* The NVSHMEM API version this layer follows, and that it is pyshmem's. */
 #define NVSHMEM_MAJOR_VERSION 3
 #define NVSHMEM_MINOR_VERSION 0

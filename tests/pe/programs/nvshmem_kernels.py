@@ -4,7 +4,8 @@ driven from Python with pyshmem.cuda.Module on the CPU build, results checked on
 Covers: a ring broadcast (int put + fence + signal_op), a chunked ring reduce
 (float put_signal_nbi), a 128-thread block put, warp put_nbi + int64 g + typed atomics,
 an MoE-style count shuffle with extern __shared__ counts and int p + barrier_all, and a
-block sum reduction over NVSHMEM_TEAM_WORLD with team queries. Prints "OK pe=<k>".
+block sum reduction over NVSHMEM_TEAM_WORLD with team queries, and half / bfloat16 RMA.
+Prints "OK pe=<k>".
 
     nvshmem_kernels.py [cpu|gpu]   (default cpu; gpu: the cuda backend, GPU arrays; tests/gpu)
 """
@@ -49,7 +50,7 @@ def free(a):
     (pcuda.free if ON_GPU else shmem.free)(a)
 
 k = {name: module.get_kernel(name) for name in
-     ("ring_bcast", "ring_reduce", "block_put", "warp_nbi", "shuffle_counts", "team_sum")}
+     ("ring_bcast", "ring_reduce", "block_put", "warp_nbi", "shuffle_counts", "team_sum", "half_put")}
 
 
 def check(cond, what):
@@ -137,6 +138,18 @@ shmem.barrier_all()
 check(np.array_equal(host(rdst), np.arange(R, dtype=np.int32) * npes + npes * (npes - 1) // 2),
       f"sum_reduce: {host(rdst)[:4]}")
 check(list(host(info)) == [me, npes, 1], f"team queries / nvshmem_ptr: {list(host(info))}")
+
+# half-precision RMA: float16 values, and one bfloat16 (NumPy has none: its bits as uint16)
+H = 24
+hsrc = buf(np.arange(H, dtype=np.float16) * 0.25 + me * 0.5)
+hdst = buf(H, np.float16)
+bdst = buf(2, np.uint16)
+shmem.barrier_all()
+pcuda.launch(k["half_put"], 1, 1, hdst, hsrc, np.uint64(H), bdst, np.float32(1.5 + me))
+shmem.barrier_all()
+check(np.array_equal(host(hdst), np.arange(H, dtype=np.float16) * 0.25 + left * 0.5), f"half put: {host(hdst)[:4]}")
+want_bits = int(np.array([1.5 + left], np.float32).view(np.uint32)[0] >> 16)  # exact in bfloat16
+check(int(host(bdst)[0]) == want_bits, f"bfloat16 p: {host(bdst)[0]:#x}, want {want_bits:#x}")
 
 shmem.barrier_all()
 print(f"OK pe={me}", flush=True)
