@@ -86,8 +86,8 @@ void getmem(void* dest, const void* src, size_t nbytes, int pe, const char* call
 }
 
 void getmem_nbi(void* dest, const void* src, size_t nbytes, int pe, const char* call) {
+  if (!order_holds(state(), pe)) return getmem(dest, src, nbytes, pe, call);  // complete at once: allowed
   State& s = rma_prologue(call, pe);
-  if (!order_holds(s, pe)) return getmem(dest, src, nbytes, pe, call);  // complete at once: allowed
   require_symmetric(call, "source", src, nbytes);
   hang_note_op(PYSHMEM_OP_GET, pe, src, nbytes);
   const TraceSpan span(kTraceRma, call, pe, nbytes);

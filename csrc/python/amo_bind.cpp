@@ -160,13 +160,7 @@ PyObject* amo(const AmoRow& r, PyObject* const* args, Py_ssize_t nargs, PyObject
     Py_RETURN_NONE;
   }
   // A fetching nbi form held by the ordering check writes `fetch` later: keep it alive.
-  if (r.nbi && r.fetching && nbi_deferred(pe)) {
-    if (nbi_sources_held() >= kMaxHeldNbiSources) {  // bounded, as for put_nbi's sources
-      if (!run_guarded_nogil(c, [] { quiet(); })) return nullptr;
-      nbi_sources_release();
-    }
-    if (!nbi_source_hold(fetch_obj)) return nullptr;
-  }
+  if (r.nbi && r.fetching && nbi_deferred(pe) && !nbi_source_hold(c, fetch_obj)) return nullptr;
   bool ok = run_guarded(c, [&] {
     atomic(r.op, code, t.data(), r.has_value ? value : nullptr, r.has_cond ? cond : nullptr, fetch_ptr, pe, c, r.nbi);
   });

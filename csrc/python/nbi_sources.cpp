@@ -3,6 +3,9 @@
 
 #include <vector>
 
+#include "host/host.h"
+#include "python/errors.h"
+
 namespace pyshmem {
 namespace py {
 namespace {
@@ -11,8 +14,12 @@ std::vector<PyObject*> g_held;  // memoryviews; guarded by the GIL
 
 }  // namespace
 
-bool nbi_source_hold(PyObject* source) {
-  PyObject* view = PyMemoryView_FromObject(source);
+bool nbi_source_hold(const char* call, PyObject* buffer) {
+  if (g_held.size() >= kMaxHeldNbiSources) {
+    if (!run_guarded_nogil(call, [] { quiet(); })) return false;
+    nbi_sources_release();
+  }
+  PyObject* view = PyMemoryView_FromObject(buffer);
   if (!view) return false;
   g_held.push_back(view);
   return true;

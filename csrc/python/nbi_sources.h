@@ -12,14 +12,16 @@
 namespace pyshmem {
 namespace py {
 
-// Keeps a buffer export of `source` (held like a memoryview: a bytearray cannot be
-// resized meanwhile). Returns false with a Python exception set.
-bool nbi_source_hold(PyObject* source);
-
-// How many sources are held; the binding completes the puts (quiet) past a bound, as
-// OpenSHMEM allows, so a loop of put_nbi without quiet cannot grow memory forever.
-size_t nbi_sources_held();
+// Keeps a buffer export of `buffer` (held like a memoryview: a bytearray cannot be
+// resized meanwhile): a put_nbi's source, or a get_nbi's or fetching nbi atomic's
+// destination the ordering check writes later. Past kMaxHeldNbiSources it first
+// completes every operation (quiet, as OpenSHMEM allows) and drops the held ones, so a
+// loop without quiet cannot grow memory forever. Returns false with a Python exception
+// set (naming `call`).
+bool nbi_source_hold(const char* call, PyObject* buffer);
 constexpr size_t kMaxHeldNbiSources = 4096;
+
+size_t nbi_sources_held();
 
 // Drops every held source. Call only after the puts that read them are complete.
 void nbi_sources_release();

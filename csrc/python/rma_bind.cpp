@@ -211,11 +211,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   if (nbi && kind == kPut && flat && !with_signal && nbytes && putmem_nbi_deferred(pe)) {
     // Truly non-blocking (UCX): the source is read after this call returns, so it is
     // held until a quiet; past a bound the puts are completed now (OpenSHMEM allows it).
-    if (nbi_sources_held() >= kMaxHeldNbiSources) {
-      if (!run_guarded_nogil(call, [] { quiet(); })) return nullptr;
-      nbi_sources_release();
-    }
-    if (!nbi_source_hold(a[1])) return nullptr;
+    if (!nbi_source_hold(call, a[1])) return nullptr;
     // Large puts may still copy in the call (UCX's cma protocol is synchronous): let
     // other Python threads run meanwhile.
     if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] { putmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
@@ -223,11 +219,7 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   }
   if (nbi && kind == kGet && flat && nbytes && nbi_deferred(pe)) {
     // Held by the ordering check: the target is written after this call returns.
-    if (nbi_sources_held() >= kMaxHeldNbiSources) {
-      if (!run_guarded_nogil(call, [] { quiet(); })) return nullptr;
-      nbi_sources_release();
-    }
-    if (!nbi_source_hold(a[0])) return nullptr;
+    if (!nbi_source_hold(call, a[0])) return nullptr;
     if (!run_guarded(call, [&] { getmem_nbi(td, sd, nbytes, pe, call); })) return nullptr;
     Py_RETURN_NONE;
   }
