@@ -5,7 +5,9 @@
 // (ucp_mem_map), and with the cuda backend its GPU heap segment too; the worker
 // address and, per heap, the packed rkey and segment base of every PE are exchanged
 // through the bootstrap; an endpoint and an unpacked rkey are kept per remote
-// PE. Symmetric addresses translate as on the load/store path: offset in my segment =
+// PE, and every endpoint is connected before init returns (connect_all), so no first
+// operation pays for UCX's connection setup and none is set up while user code runs.
+// Symmetric addresses translate as on the load/store path: offset in my segment =
 // offset in theirs.
 //
 // Completion: put/get/amo wait for their UCP request (a put: the source may be reused;
@@ -26,7 +28,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <time.h>
 
 #include "bootstrap/bootstrap.h"
 #include "core/backoff.h"
@@ -154,6 +159,69 @@ Remote remote(const void* sym, int pe) {
   return {g.seg[0].base[pe] + (a - g.seg[0].my_base), g.seg[0].rkey[pe]};
 }
 
+uint64_t read_u64(const char* c) {
+  uint64_t v = 0;
+  std::memcpy(&v, c, 8);
+  return v;
+}
+
+// The bootstrap barrier, while a helper thread progresses the worker: a peer may still
+// need this PE's answers to its connection messages to finish connecting.
+void barrier_progressing(State& s) {
+  std::atomic<bool> done{false};
+  std::thread helper([&done] {
+    while (!done.load(std::memory_order_acquire)) {
+      lib().ucp_worker_progress(g.worker);
+      timespec ts{0, 20000};
+      nanosleep(&ts, nullptr);
+    }
+  });
+  try {
+    s.boot->barrier();
+  } catch (...) {
+    done.store(true, std::memory_order_release);
+    helper.join();
+    throw;
+  }
+  done.store(true, std::memory_order_release);
+  helper.join();
+}
+
+// Creates the endpoints to `peers` and waits until UCX has connected them (an endpoint
+// flush completes once its wireup has).
+void connect_peers(State& s, const std::vector<std::string>& cards, const std::vector<int>& peers) {
+  std::vector<std::pair<ucs_status_ptr_t, int>> flushes;
+  for (int p : peers) {
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep.address = reinterpret_cast<const ucp_address_t*>(cards[p].data() + 8);
+    // err_mode NONE: shared-memory transports (and AMO over them) support no other mode
+    check("ucp_ep_create", lib().ucp_ep_create(g.worker, &ep, &g.ep[p]), p);
+    ucp_request_param_t prm{};
+    flushes.emplace_back(lib().ucp_ep_flush_nbx(g.ep[p], &prm), p);
+  }
+  const Clock::time_point deadline = deadline_from_now();
+  for (auto& f : flushes) wait("connecting (UCX wireup)", f.first, f.second, deadline);
+}
+
+// Connects every endpoint at init, in two ordered rounds, so that no connection is
+// set up concurrently from both of its ends and none is still being set up once user
+// code runs. First each PE connects to the PEs above it; the endpoints that these
+// connections create on the PEs above are the ones those PEs' own ucp_ep_create then
+// returns (UCX matches them by the peer's worker), so the second round (toward the
+// PEs below) only adopts what exists. Both ends connecting at once, or a PE dying
+// while a peer's connection to it is half set up, is where UCX's wireup has failed
+// its own assertions (seen with UCX 1.22 across network namespaces).
+void connect_all(State& s, const std::vector<std::string>& cards) {
+  std::vector<int> above, below;
+  for (int p = 0; p < s.npes; ++p)
+    if (s.route[p] == &kUcxTransport) (p > s.pe ? above : below).push_back(p);
+  connect_peers(s, cards, above);
+  barrier_progressing(s);
+  connect_peers(s, cards, below);
+  barrier_progressing(s);
+}
+
 // ---- the table's operations ----
 
 bool ucx_available(std::string* why) {
@@ -238,35 +306,25 @@ void ucx_setup(State& s) {
   }
 
   const std::vector<std::string> cards = s.boot->allgather(card);
+  g.timeout_s = s.config.TRANSPORT_TIMEOUT;
+  if (!(g.timeout_s > 0))
+    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
   g.ep.assign(s.npes, nullptr);
+  connect_all(s, cards);
   for (int p = 0; p < s.npes; ++p) {
-    if (s.route[p] != &kUcxTransport) continue;
+    if (!g.ep[p]) continue;
     const char* c = cards[p].data();
-    auto get_u64 = [&c] {
-      uint64_t v = 0;
-      std::memcpy(&v, c, 8);
-      c += 8;
-      return v;
-    };
-    const uint64_t alen = get_u64();
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep.address = reinterpret_cast<const ucp_address_t*>(c);
-    c += alen;
-    // err_mode NONE: shared-memory transports (and AMO over them) support no other mode
-    check("ucp_ep_create", lib().ucp_ep_create(g.worker, &ep, &g.ep[p]), p);
+    c += 8 + read_u64(c);  // the worker address, used by connect_all
     for (Ucx::Segment& sg : g.seg) {
-      sg.base[p] = get_u64();
-      const uint64_t rlen = get_u64();
+      sg.base[p] = read_u64(c);
+      const uint64_t rlen = read_u64(c + 8);
+      c += 16;
       check("ucp_ep_rkey_unpack", lib().ucp_ep_rkey_unpack(g.ep[p], c, &sg.rkey[p]), p);
       c += rlen;
     }
   }
   g.dirty_pe.reset(new std::atomic<uint8_t>[static_cast<size_t>(std::max(s.npes, 1))]());
   g.gpu_amo_problem.assign(s.npes, "?");
-  g.timeout_s = s.config.TRANSPORT_TIMEOUT;
-  if (!(g.timeout_s > 0))
-    fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_TRANSPORT_TIMEOUT must be a positive number of seconds");
   g_progress_hook = progress_hook;
   log_debug("ucx: %s, heap registered, endpoints to %d PE(s)", lib().ucp_get_version_string(),
             static_cast<int>(std::count_if(g.ep.begin(), g.ep.end(), [](ucp_ep_h e) { return e != nullptr; })));
