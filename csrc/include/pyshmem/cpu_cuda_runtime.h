@@ -381,3 +381,5 @@ inline cudaError_t cudaPeekAtLastError(void) {
 }
 
 #include "pyshmem/cpu_cuda_device.h"
+#include "pyshmem/cpu_cuda_streams.h"
+#include "pyshmem/cpu_cuda_memory.h"
