@@ -26,7 +26,7 @@ def program(tmp_path_factory):
         pytest.skip(str(exc))
     exe = tmp_path_factory.mktemp("cpu-cuda-runtime") / "cpu_cuda_runtime_test"
     cmd = [gxx, "-std=c++17", "-x", "c++", "-include", "pyshmem/cpu_kernel.h",
-           f"-I{include}/pyshmem/cpu_include", f"-I{include}", f"-I{cccl}", str(SOURCE), "-pthread", "-o", str(exe)]
+           f"-I{include}/pyshmem/cpu_program_include", f"-I{include}/pyshmem/cpu_include", f"-I{include}", f"-I{cccl}", str(SOURCE), "-pthread", "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-6000:]
     return exe

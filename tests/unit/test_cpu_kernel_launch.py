@@ -142,3 +142,17 @@ def test_the_library_cache_key_ignores_the_checkout_path(tmp_path):
     (fake_cccl / "cuda" / "std" / "__cccl").mkdir(parents=True)
     (fake_cccl / "cuda" / "std" / "__cccl" / "version.h").write_text("#define CCCL_VERSION 1\n")
     assert key(a, fake_cccl) != key(a)
+
+
+def test_a_kernel_source_may_include_standard_headers_after_the_cuda_keywords():
+    # cpu_kernel.h defines __noinline__, which libstdc++'s <memory> spells inside
+    # __attribute__((...)); the header includes <memory> first so a later #include works.
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    src = ('#include <memory>\n#include <functional>\n#include <pyshmem/device.cuh>\n'
+           'extern "C" __global__ void k(int* a) { auto p = std::make_shared<int>(7); a[0] = *p; }\n')
+    module = pcuda.Module(src, name="unit_cpu_std_headers", target="cpu")
+    a = np.zeros(1, np.int32)
+    pcuda.launch(module.get_kernel("k"), 1, 1, a)
+    assert a[0] == 7

@@ -224,6 +224,9 @@ inline void coop_same(Coop c, const char* call, uint64_t digest) {
 inline const detail::CpuCoop kCoop = {coop_rank, coop_size, coop_sync, poll_yield, schedule_point, fail, coop_same};
 }  // namespace fibers
 
+inline int run_block(void (*entry)(Block*), void* entry_arg, const char* kernel, const unsigned* coords,
+                     uint64_t shared_bytes, uint64_t stack_bytes, Grid* g, char* err, uint64_t errlen);
+
 }  // namespace cpu
 }  // namespace pyshmem
 
@@ -249,7 +252,6 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
                                                                         int nargs, const unsigned* coords,
                                                                         uint64_t shared_bytes, uint64_t stack_bytes,
                                                                         void* grid, char* err, uint64_t errlen) {
-  using namespace pyshmem::cpu;
   using namespace pyshmem::cpu::fibers;
   err[0] = 0;
   int ni = 0, nf = 0;
@@ -262,8 +264,22 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
              kernel, kIntRegs, kFpRegs, kStackWords);
     return 1;
   }
+  KernelCall call{fn, argv, kinds, nargs};
+  return pyshmem::cpu::run_block(run_kernel_body, &call, kernel, coords, shared_bytes, stack_bytes,
+                                 static_cast<pyshmem::cpu::Grid*>(grid), err, errlen);
+}
+}
+
+namespace pyshmem {
+namespace cpu {
+// Runs one block of a launch on the calling OS thread, each of its CUDA threads a fiber
+// that calls entry(block) (block->entry_arg = entry_arg); the rest as for
+// pyshmem_cpu_run_block, whose return codes it returns.
+inline int run_block(void (*entry)(Block*), void* entry_arg, const char* kernel, const unsigned* coords,
+                     uint64_t shared_bytes, uint64_t stack_bytes, Grid* g, char* err, uint64_t errlen) {
+  using namespace pyshmem::cpu::fibers;
+  err[0] = 0;
   Block b;
-  Grid* g = static_cast<Grid*>(grid);
   b.kernel = kernel;
   if (g->schedule) {  // a per-block stream of the launch's seed (never 0: xorshift's fixed point)
     const unsigned linear_block = coords[0] + coords[3] * (coords[1] + coords[4] * coords[2]);
@@ -274,9 +290,8 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
   ::pyshmem::cpu::set_coords(coords);
   const unsigned bx = coords[6], by = coords[7];
   b.n = coords[6] * coords[7] * coords[8];
-  KernelCall call{fn, argv, kinds, nargs};
-  b.entry = run_kernel_body;
-  b.entry_arg = &call;
+  b.entry = entry;
+  b.entry_arg = entry_arg;
   b.fibers = new Fiber[b.n];
   b.runq = new unsigned[b.n];
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
@@ -356,4 +371,5 @@ __attribute__((weak, visibility("default"))) int pyshmem_cpu_run_block(void* fn,
   delete[] b.runq;
   return status;
 }
-}
+}  // namespace cpu
+}  // namespace pyshmem

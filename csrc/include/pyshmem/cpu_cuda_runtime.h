@@ -2,9 +2,9 @@
 // header-only, so that the host code of a .cu program (cudaMalloc, cudaMemcpy, streams,
 // events ...) compiles with a host compiler next to its kernels (pyshmem/cpu_kernel.h)
 // and behaves as CUDA specifies. <cuda_runtime.h>, <cuda_runtime_api.h> and <cuda.h> of
-// pyshmem/cpu_include/ include it; `pyshmem-nvcc --cpu` compiles a program as
+// pyshmem/cpu_program_include/ include it; `pyshmem-nvcc --cpu` compiles a program as
 //
-//   g++ -std=c++17 -x c++ -include pyshmem/cpu_kernel.h -I<pyshmem>/cpu_include
+//   g++ -std=c++17 -x c++ -include pyshmem/cpu_kernel.h -I<pyshmem>/cpu_program_include -I<pyshmem>/cpu_include
 //       -I<pyshmem include> -I<cccl include> prog.cu -pthread
 //
 // The model:

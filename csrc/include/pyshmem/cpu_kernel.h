@@ -68,6 +68,9 @@
 #include <stdio.h>
 
 #include <atomic>
+// Before __noinline__ is defined below: libstdc++'s <memory> spells
+// __attribute__((__noinline__)), which the macro would break in a later #include.
+#include <memory>
 
 // First, before the CUDA keywords below are defined away, so libcu++ and the C++
 // library see a plain host build.
