@@ -60,10 +60,12 @@ class CMakeBuild(build_ext):
         subprocess.run(["cmake", "--build", ".", "--config", build_type], cwd=build_dir, check=True, env=env)
         # The build generated <nvshmem.h> next to the extension (CMakeLists.txt); in-place and
         # editable installs import the package from the source tree, so it goes there too.
-        generated = out / "nvshmem_include"
-        source_pkg = ROOT / "pyshmem" / "nvshmem_include"
-        if generated.is_dir() and generated.resolve() != source_pkg.resolve():
-            shutil.copytree(generated, source_pkg, dirs_exist_ok=True)
+        # The same for the runtime library programs built with pyshmem-nvcc link (lib/).
+        for built in ("nvshmem_include", "lib"):
+            generated = out / built
+            source_pkg = ROOT / "pyshmem" / built
+            if generated.is_dir() and generated.resolve() != source_pkg.resolve():
+                shutil.copytree(generated, source_pkg, dirs_exist_ok=True)
 
 
 class BuildPyWithHeaders(build_py):

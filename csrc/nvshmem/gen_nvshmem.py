@@ -42,7 +42,7 @@ _WAIT = ("short", "int", "long", "longlong", "ushort", "uint", "ulong", "ulonglo
          "uint64", "size", "ptrdiff")
 _REDUCE_BIT = ("uchar", "ushort", "uint", "ulong", "ulonglong", "int8", "int16", "int32", "int64", "uint8",
                "uint16", "uint32", "uint64", "size")
-_REDUCE = ("schar", "short", "int", "long", "longlong", "ptrdiff", "float", "double") + _REDUCE_BIT
+_REDUCE = ("schar", "short", "int", "long", "longlong", "ptrdiff", "float", "double") + _REDUCE_BIT + ("half", "bfloat16")
 TYPE_CLASSES = {
     "rma": tuple(RMA_TYPES),
     "amo": _AMO,
@@ -85,6 +85,18 @@ def _function(ret, name, params, call, status):
     return f"PYSHMEM_HD {ret} {name}({params}) {{\n  {body}\n}}\n"
 
 
+def _on_stream(name, params, args, status):
+    """The host form nvshmemx_<...>_on_stream of function `name`: stream work calling it
+    (pyshmem/nvshmem_host.h; programs built for the CPU)."""
+    sname = name.replace("nvshmem_", "nvshmemx_", 1) if name.startswith("nvshmem_") else name
+    sname += "_on_stream"
+    ret = "int" if status else "void"
+    done = "\n  return 0;" if status else ""
+    params = f"{params}, cudaStream_t stream" if params.strip() else "cudaStream_t stream"
+    return (f"inline {ret} {sname}({params}) {{\n"
+            f"  ::pyshmem::nvshmem_host::on_stream(stream, \"{sname}\", [=] {{ {name}({args}); }});{done}\n}}\n")
+
+
 def _variants(op):
     """(suffix, prefix) of the base function and, for cooperative ops, _warp/_block
     (NVSHMEM's extensions: nvshmemx_..., nvshmemx_team_sync_warp for nvshmem_team_sync)."""
@@ -97,7 +109,7 @@ def _nv_name(prefix, typename, name, suffix):
 
 
 def generate_device(ops):
-    out = []
+    out, streams = [], []
     for op in ops:
         c = op.c
         if c is None:
@@ -105,22 +117,33 @@ def generate_device(ops):
         args = ", ".join(_arg_names(c.params))
         for suffix, prefix in _variants(op):
             target = f"pyshmem::{op.name}{suffix}"
+            stream = c.stream and not suffix
             if c.types is None:
-                out.append(_function(c.ret, _nv_name(prefix, "", op.name, suffix), c.params, f"{target}({args})",
-                                     c.status))
+                name = _nv_name(prefix, "", op.name, suffix)
+                out.append(_function(c.ret, name, c.params, f"{target}({args})", c.status))
+                if stream:
+                    streams.append(_on_stream(name, c.params, args, c.status))
                 continue
             for typename in TYPE_CLASSES[c.types]:
                 ctype = RMA_TYPES[typename]
                 params = re.sub(r"\bT\b", ctype, c.params)
                 ret = re.sub(r"\bT\b", ctype, c.ret)
-                fn = _function(ret, _nv_name(prefix, typename, op.name, suffix), params,
-                               f"{target}<{ctype}>({args})", c.status)
+                name = _nv_name(prefix, typename, op.name, suffix)
+                fn = _function(ret, name, params, f"{target}<{ctype}>({args})", c.status)
                 out.append(f"#if {GUARDED[typename]}\n{fn}#endif\n" if typename in GUARDED else fn)
+                if stream:
+                    fn = _on_stream(name, params, args, c.status)
+                    streams.append(f"#if {GUARDED[typename]}\n{fn}#endif\n" if typename in GUARDED else fn)
             if c.mem:  # the byte form: void* for T*, nelems in bytes
                 params = c.params.replace("const T*", "const void*").replace("T*", "void*")
                 mem_prefix = "nvshmemx" if suffix else prefix
-                out.append(_function(c.ret, f"{mem_prefix}_{c.mem}{suffix}", params,
-                                     f"pyshmem::{c.mem}{suffix}({args})", c.status))
+                name = f"{mem_prefix}_{c.mem}{suffix}"
+                out.append(_function(c.ret, name, params, f"pyshmem::{c.mem}{suffix}({args})", c.status))
+                if stream:
+                    streams.append(_on_stream(name, params, args, c.status))
+    if streams:
+        out += ["\n// ---- host forms on a stream (programs built for the CPU: pyshmem/nvshmem_host.h) ----\n"
+                "#if PYSHMEM_NVSHMEM_ON_STREAM\n"] + streams + ["#endif  // PYSHMEM_NVSHMEM_ON_STREAM\n"]
     return out
 
 

@@ -25,8 +25,9 @@ Op = namedtuple("Op", "name args result coop doc c", defaults=(None,))
 # nvshmem_<TYPENAME>_<name> for each of its types. params/ret use T for the element type.
 # mem: the name of the byte form (nvshmem_putmem...), whose T* become void*. prefix:
 # "nvshmemx" where NVSHMEM puts the base name there. status: NVSHMEM returns int (0) where
-# pyshmem returns void.
-C = namedtuple("C", "types params ret mem prefix status", defaults=(None, "nvshmem", False))
+# pyshmem returns void. stream: NVSHMEM also has the host form nvshmemx_<name>_on_stream
+# (stream work that runs in the stream's order; generated for programs built for the CPU).
+C = namedtuple("C", "types params ret mem prefix status stream", defaults=(None, "nvshmem", False, False))
 
 _RMA = "T* dest, const T* source, size_t nelems, int pe"
 _SIG = "T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe"
@@ -39,15 +40,15 @@ OPS = (
     Op("n_pes", (), "int32", False, "Number of PEs.",
        c=C(None, "", "int")),
     Op("put", ("dest", "src", "pe"), None, True, "Copy src into dest on pe (min of both lengths).",
-       c=C("rma", _RMA, "void", mem="putmem")),
+       c=C("rma", _RMA, "void", mem="putmem", stream=True)),
     Op("get", ("dest", "src", "pe"), None, True, "Copy src on pe into local dest.",
-       c=C("rma", _RMA, "void", mem="getmem")),
+       c=C("rma", _RMA, "void", mem="getmem", stream=True)),
     Op("put_nbi", ("dest", "src", "pe"), None, True, "Non-blocking put; complete after quiet().",
        c=C("rma", _RMA, "void", mem="putmem_nbi")),
     Op("get_nbi", ("dest", "src", "pe"), None, True, "Non-blocking get; complete after quiet().",
        c=C("rma", _RMA, "void", mem="getmem_nbi")),
     Op("p", ("dest", "value", "pe"), None, False, "Store value into dest[0] on pe.",
-       c=C("rma", "T* dest, T value, int pe", "void")),
+       c=C("rma", "T* dest, T value, int pe", "void", stream=True)),
     Op("g", ("src", "pe"), "element", False, "Return src[0] on pe.",
        c=C("rma", "const T* source, int pe", "T")),
     Op("iput", ("dest", "src", "dst", "sst", "nelems", "pe"), None, False, "Strided put (strides in elements).",
@@ -56,17 +57,17 @@ OPS = (
        c=C("rma", _STRIDED, "void")),
     Op("put_signal", ("dest", "src", "sig", "signal", "sig_op", "pe"), None, True,
        "Put, then update sig on pe (SIGNAL_SET/ADD); the data is visible before the signal.",
-       c=C("rma", _SIG, "void", mem="putmem_signal")),
+       c=C("rma", _SIG, "void", mem="putmem_signal", stream=True)),
     Op("put_signal_nbi", ("dest", "src", "sig", "signal", "sig_op", "pe"), None, True,
        "Non-blocking put_signal.",
-       c=C("rma", _SIG, "void", mem="putmem_signal_nbi")),
+       c=C("rma", _SIG, "void", mem="putmem_signal_nbi", stream=True)),
     Op("signal_op", ("sig", "signal", "sig_op", "pe"), None, False, "Update sig on pe with SIGNAL_SET/ADD.",
-       c=C(None, "uint64_t* sig_addr, uint64_t signal, int sig_op, int pe", "void", prefix="nvshmemx")),
+       c=C(None, "uint64_t* sig_addr, uint64_t signal, int sig_op, int pe", "void", prefix="nvshmemx", stream=True)),
     Op("signal_fetch", ("sig",), "uint64", False, "The local value of sig (acquire).",
        c=C(None, "const uint64_t* sig_addr", "uint64_t")),
     Op("signal_wait_until", ("sig", "cmp", "value"), "uint64", False,
        "Wait until the local sig compares cmp to value; returns its value.",
-       c=C(None, "uint64_t* sig_addr, int cmp, uint64_t cmp_value", "uint64_t")),
+       c=C(None, "uint64_t* sig_addr, int cmp, uint64_t cmp_value", "uint64_t", stream=True)),
     Op("wait_until", ("ivar", "cmp", "value"), None, False, "Wait until the local ivar[0] compares cmp to value.",
        c=C("wait", "T* ivar, int cmp, T cmp_value", "void")),
     Op("test", ("ivar", "cmp", "value"), "int32", False, "1 when ivar[0] compares cmp to value, else 0.",
@@ -103,11 +104,11 @@ OPS = (
     Op("fence", (), None, False, "Order this thread's operations to each PE.",
        c=C(None, "", "void")),
     Op("quiet", (), None, False, "Complete this thread's operations.",
-       c=C(None, "", "void")),
+       c=C(None, "", "void", stream=True)),
     Op("barrier_all", (), None, True, "quiet, then barrier over all PEs (one caller per PE, or a whole warp/block).",
-       c=C(None, "", "void")),
+       c=C(None, "", "void", stream=True)),
     Op("sync_all", (), None, True, "Barrier over all PEs without quiet.",
-       c=C(None, "", "void")),
+       c=C(None, "", "void", stream=True)),
     # Teams and collectives. `team` is a team handle: int(pyshmem.TEAM_WORLD), int(t) of a
     # split's result... Every member calls a collective (one thread, warp or block per PE).
     Op("team_my_pe", ("team",), "int32", False, "This PE's number in team, or -1.",
@@ -118,25 +119,25 @@ OPS = (
        "PE pe of src_team numbered in dest_team, or -1.",
        c=C(None, "nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team", "int")),
     Op("sync", ("team",), None, True, "Barrier over the team's PEs without quiet.",
-       c=C(None, "nvshmem_team_t team", "void", prefix="nvshmem_team", status=True)),
+       c=C(None, "nvshmem_team_t team", "void", prefix="nvshmem_team", status=True, stream=True)),
     Op("barrier", ("team",), None, True, "quiet, then barrier over the team's PEs.",
-       c=C(None, "nvshmem_team_t team", "void", status=True)),
+       c=C(None, "nvshmem_team_t team", "void", status=True, stream=True)),
     Op("broadcast", ("team", "dest", "src", "root"), None, True,
        "dest on every member <- src on team PE root (min of both lengths).",
-       c=C("rma", _TEAM_RMA + ", int pe_root", "void", mem="broadcastmem", status=True)),
+       c=C("rma", _TEAM_RMA + ", int pe_root", "void", mem="broadcastmem", status=True, stream=True)),
     Op("collect", ("team", "dest", "src"), None, True,
        "dest <- the members' src back to back in team order (each member's length may differ)."),
     Op("fcollect", ("team", "dest", "src"), None, True, "dest[j*len(src):] <- member j's src.",
-       c=C("rma", _TEAM_RMA, "void", mem="fcollectmem", status=True)),
+       c=C("rma", _TEAM_RMA, "void", mem="fcollectmem", status=True, stream=True)),
     Op("alltoall", ("team", "dest", "src"), None, True,
        "Block j of src (len(src) / team size elements) -> block (my team PE) of member j's dest.",
-       c=C("rma", _TEAM_RMA, "void", mem="alltoallmem", status=True)),
+       c=C("rma", _TEAM_RMA, "void", mem="alltoallmem", status=True, stream=True)),
 ) + tuple(
     Op(f"{r}_reduce", ("team", "dest", "src"), None, True,
        f"dest[i] = {r} over the members of src[i] (min of both lengths)"
        + (" (integer arrays)" if r in ("and", "or", "xor") else "") + ".",
        C("reduce_bit" if r in ("and", "or", "xor") else "reduce", "nvshmem_team_t team, T* dest, const T* source, size_t nreduce",
-         "void", status=True))
+         "void", status=True, stream=True))
     for r in ("sum", "prod", "max", "min", "and", "or", "xor")
 )
 

@@ -5,8 +5,9 @@
  *
  * Semantics, completion and ordering are pyshmem's device API's (pyshmem/device.cuh,
  * docs/memory_model.md). Signal operators: use the names (NVSHMEM_SIGNAL_SET/ADD); their
- * numbers are pyshmem's (OpenSHMEM's), not NVSHMEM's. Device code only in this increment:
- * the host API (nvshmem_init, nvshmem_malloc, ...) is not provided yet (docs/nvshmem.md). */
+ * numbers are pyshmem's (OpenSHMEM's), not NVSHMEM's. The host API (nvshmem_init,
+ * nvshmem_malloc, the _on_stream forms, ...) is pyshmem/nvshmem_host.h, for programs built
+ * for the CPU (pyshmem-nvcc --cpu); GPU builds get the device API only (docs/nvshmem.md). */
 #ifndef PYSHMEM_NVSHMEM_BASE_H
 #define PYSHMEM_NVSHMEM_BASE_H
 
@@ -58,5 +59,7 @@ template <class...>
 struct pyshmem_nvshmem_unserved {
   static constexpr bool value = false;
 };
+
+#include "pyshmem/nvshmem_host.h"
 
 #endif /* PYSHMEM_NVSHMEM_BASE_H */

@@ -1,0 +1,209 @@
+"""``pyshmem-nvcc``: builds an NVSHMEM-style CUDA program against pyshmem, like mpicc.
+
+    pyshmem-nvcc [--cpu|--gpu] [--show] prog.cu [more.cu ...] -o prog [nvcc-style flags]
+    shmemrun -n 4 ./prog
+
+``--cpu`` (the default) builds the program for the CPU with the host C++ compiler: kernels
+run on pyshmem's CPU execution of CUDA kernels (every CUDA thread a fiber, every block an
+OS thread: pyshmem/cpu_kernel.h), host code gets pyshmem's CUDA runtime subset on the CPU
+(``<cuda_runtime.h>``: pyshmem/cpu_cuda_runtime.h) and NVSHMEM's host API
+(pyshmem/nvshmem_host.h), and the program links pyshmem's runtime (``pyshmem/lib``).
+Each source is first rewritten (pyshmem/_cuda_source.py: ``<<<...>>>`` launches, kernel
+registration, ``extern __shared__``) with its line numbers kept.
+
+Flags understood as nvcc's: ``-c``, ``-o FILE``, ``-O0..3``, ``-g``, ``-I``, ``-D``, ``-U``,
+``-L``, ``-l``, ``-std=``, ``-Xcompiler ARGS``, ``-w``, ``-W...``; device-code flags with no
+meaning on the CPU (``-arch``, ``-gencode``, ``-rdc``, ``-G``, ``-lineinfo``,
+``--expt-*``, ``--extended-lambda``, ``-Xptxas``, ``-maxrregcount``, ``-x cu``, ``-ccbin``)
+are accepted and ignored. ``--show`` prints the commands instead of running them.
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+_SOURCES = (".cu", ".cpp", ".cc", ".cxx", ".C")
+_IGNORED_WITH_VALUE = {"-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code", "-ccbin",
+                       "--compiler-bindir", "-Xptxas", "--ptxas-options", "-maxrregcount", "--maxrregcount", "-x",
+                       "-Xnvlink", "-t", "--threads"}
+_IGNORED_PREFIXES = ("-arch=", "--gpu-architecture=", "-gencode=", "--generate-code=", "-code=", "-rdc=",
+                     "--relocatable-device-code=", "--expt-", "-Xptxas=", "-maxrregcount=", "-ccbin=",
+                     "--use_fast_math", "-use_fast_math", "--default-stream", "-t=", "--threads=")
+_IGNORED = {"-G", "--device-debug", "-lineinfo", "--generate-line-info", "--extended-lambda", "-dc", "-rdc",
+            "--expt-relaxed-constexpr", "--expt-extended-lambda", "-cudart=static", "--cudart=static"}
+
+
+class UsageError(Exception):
+    """A command line pyshmem-nvcc cannot build from (printed, exit status 2)."""
+
+
+def _paths():
+    """Include directories and the runtime library directory of this pyshmem."""
+    from pyshmem.cuda import include_paths, nvshmem_include_path
+
+    pkg = Path(__file__).resolve().parent
+    inc, cccl = include_paths()
+    lib = pkg / "lib"
+    if not (lib / "libpyshmem_core.a").is_file():
+        raise UsageError(f"{lib / 'libpyshmem_core.a'} is missing: pyshmem's build makes it (pip install -e . "
+                         "again, or python setup.py build_ext --inplace)")
+    return {"cpu_program_include": str(Path(inc) / "pyshmem" / "cpu_program_include"),
+            "cpu_include": str(Path(inc) / "pyshmem" / "cpu_include"), "include": inc, "cccl": cccl,
+            "nvshmem": nvshmem_include_path(), "lib": str(lib)}
+
+
+def parse(argv):
+    """Splits an nvcc-style command line into a dict: target, show, compile_only, output,
+    sources, objects, compile (flags for compiling), link (flags for linking)."""
+    opts = {"target": None, "show": False, "compile_only": False, "output": None, "sources": [], "objects": [],
+            "compile": [], "link": [], "opt": None, "std": None}
+    args = list(argv)
+    i = 0
+
+    def value(flag):
+        nonlocal i
+        if i + 1 >= len(args):
+            raise UsageError(f"{flag} needs a value")
+        i += 1
+        return args[i]
+
+    while i < len(args):
+        a = args[i]
+        if a in ("--cpu", "--gpu"):
+            opts["target"] = a[2:]
+        elif a in ("--show", "-show", "--dryrun"):
+            opts["show"] = True
+        elif a in ("-c", "--compile"):
+            opts["compile_only"] = True
+        elif a in ("-o", "--output-file"):
+            opts["output"] = value(a)
+        elif a.startswith("-o") and len(a) > 2:
+            opts["output"] = a[2:]
+        elif a.startswith("-O"):
+            opts["opt"] = a
+        elif a.startswith("-std=") or a.startswith("--std="):
+            opts["std"] = "-std=" + a.split("=", 1)[1]
+        elif a in ("-std", "--std"):
+            opts["std"] = "-std=" + value(a)
+        elif a in ("-I", "-D", "-U", "-isystem", "--include-path", "--define-macro", "-include"):
+            flag = {"--include-path": "-I", "--define-macro": "-D"}.get(a, a)
+            opts["compile"] += [flag, value(a)]
+        elif a[:2] in ("-I", "-D", "-U"):
+            opts["compile"].append(a)
+        elif a in ("-L", "-l", "--library-path", "--library"):
+            flag = {"--library-path": "-L", "--library": "-l"}.get(a, a)
+            opts["link"].append(flag + value(a))
+        elif a[:2] in ("-L", "-l"):
+            opts["link"].append(a)
+        elif a in ("-Xcompiler", "--compiler-options"):
+            opts["compile"] += [x for x in value(a).split(",") if x]
+        elif a.startswith("-Xcompiler=") or a.startswith("--compiler-options="):
+            opts["compile"] += [x for x in a.split("=", 1)[1].split(",") if x]
+        elif a in ("-Xlinker", "--linker-options"):
+            opts["link"] += ["-Wl," + x for x in value(a).split(",") if x]
+        elif a in ("-g", "-w", "-pthread", "-fPIC", "-fopenmp") or a.startswith("-W") or a.startswith("-f"):
+            opts["compile"].append(a)
+            if a in ("-pthread", "-fopenmp"):
+                opts["link"].append(a)
+        elif a in _IGNORED or a.startswith(_IGNORED_PREFIXES):
+            pass
+        elif a in _IGNORED_WITH_VALUE:
+            value(a)
+        elif a.startswith("-"):
+            raise UsageError(f"unknown option {a!r} (pass host-compiler flags with -Xcompiler {a})")
+        elif a.endswith(_SOURCES):
+            opts["sources"].append(a)
+        elif a.endswith((".o", ".a", ".so")):
+            opts["objects"].append(a)
+        elif a.endswith(".c"):
+            opts["sources"].append(a)
+        else:
+            raise UsageError(f"{a!r}: not a source (.cu .cpp .cc .c) or object (.o .a .so) file")
+        i += 1
+    if not opts["sources"] and not opts["objects"]:
+        raise UsageError("no input files")
+    if opts["compile_only"] and opts["output"] and len(opts["sources"]) > 1:
+        raise UsageError("-c with -o takes one source file")
+    return opts
+
+
+def _rewrite(src_path, tmp):
+    """The source as the host compiler gets it (rewritten, line numbers kept)."""
+    from pyshmem._cpu_kernels import rewrite_dynamic_shared
+    from pyshmem._cuda_source import register_kernels, rewrite_chevrons
+
+    text = Path(src_path).read_text()
+    text = register_kernels(rewrite_chevrons(rewrite_dynamic_shared(text), src_path))
+    out = Path(tmp) / (Path(src_path).name + ".cpp")
+    out.write_text(f'#line 1 "{src_path}"\n' + text)
+    return out
+
+
+def cpu_commands(opts, tmp):
+    """The host compiler commands (a list of argv lists) that build `opts` for the CPU."""
+    p = _paths()
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "g++"
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc") or "gcc"
+    opt = [opts["opt"] or "-O2"]
+    includes = [f"-I{p['cpu_program_include']}", f"-I{p['cpu_include']}", f"-I{p['include']}", f"-I{p['nvshmem']}", f"-I{p['cccl']}"]
+    cmds, objects = [], []
+    for src in opts["sources"]:
+        if opts["compile_only"]:
+            obj = opts["output"] if opts["output"] else Path(src).with_suffix(".o").name
+        else:
+            obj = str(Path(tmp) / (Path(src).name + ".o"))
+        if src.endswith(".c"):
+            cmds.append([cc, *opt, *includes, *opts["compile"], "-c", src, "-o", obj])
+        else:
+            rewritten = _rewrite(src, tmp)
+            # -iquote: "header.h" next to the original source, as if compiling it in place.
+            cmds.append([cxx, opts["std"] or "-std=c++17", *opt, "-pthread", "-fstack-clash-protection", "-x", "c++",
+                         "-include", "pyshmem/cpu_kernel.h", "-DPYSHMEM_CPU_PROGRAM=1", f"-iquote{Path(src).resolve().parent}", *includes,
+                         *opts["compile"], "-c", str(rewritten), "-o", obj])
+        objects.append(obj)
+    if not opts["compile_only"]:
+        out = opts["output"] or "a.out"
+        cmds.append([cxx, *objects, *opts["objects"], "-o", out, *opts["link"], f"-L{p['lib']}", "-lpyshmem_core",
+                     "-pthread", "-ldl"])
+    return cmds
+
+
+def main(argv=None):
+    """Console entry point. Returns the exit status (the compiler's, or 2 for usage)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 2
+    try:
+        opts = parse(argv)
+        if opts["target"] == "gpu":
+            raise UsageError("--gpu: building NVSHMEM-style programs for the GPU is not built yet (docs/design.md's "
+                             "feature table); build for the CPU with --cpu, or build the kernels for the GPU from "
+                             "Python with pyshmem.cuda.Module")
+        with tempfile.TemporaryDirectory(prefix="pyshmem-nvcc-") as tmp:
+            for cmd in cpu_commands(opts, tmp):
+                if opts["show"]:
+                    print(shlex.join(cmd))
+                    continue
+                rc = subprocess.run(cmd).returncode
+                if rc != 0:
+                    return rc
+    except (UsageError, FileNotFoundError, OSError) as e:
+        print(f"pyshmem-nvcc: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a source the rewrite cannot handle (InvalidArgumentError)
+        from pyshmem.errors import ShmemError
+
+        if not isinstance(e, ShmemError):
+            raise
+        print(f"pyshmem-nvcc: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

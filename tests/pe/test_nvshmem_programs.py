@@ -1,0 +1,139 @@
+"""Whole NVSHMEM programs (host main() and kernels, tests/nvshmem_programs/*.cu) built with
+``pyshmem-nvcc --cpu`` and run under shmemrun on 2 and 4 PEs; every program checks its
+own results and prints "PE k of n: ... OK"."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
+
+PROGRAMS = REPO / "tests" / "nvshmem_programs"
+RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce"]
+
+
+def nvcc_cpu(*args, cwd=None):
+    """Runs pyshmem-nvcc (as python -m pyshmem.nvcc) and returns the CompletedProcess."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "pyshmem.nvcc", *map(str, args)], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("nvshmem_programs")
+    progs = {}
+    for name in RUNNABLE:
+        proc = nvcc_cpu("--cpu", PROGRAMS / f"{name}.cu", "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2")
+        assert proc.returncode == 0, f"pyshmem-nvcc failed for {name}:\n{proc.stdout}{proc.stderr}"
+        progs[name] = out / name
+    return progs
+
+
+@pytest.mark.parametrize("npes", [2, 4])
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_program_runs_and_checks_its_results(built, name, npes):
+    proc = run_pes(built[name], npes, timeout=180)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    for pe in range(npes):
+        assert re.search(rf"PE {pe} of {npes}: .*OK$", proc.stdout, re.M), out
+    assert "FAILED" not in out
+
+
+def test_ring_without_its_fence_fails_under_the_ordering_check(built, tmp_path):
+    # The same program with and without nvshmem_fence between the data put and the
+    # signal: with it, every seed passes; without, the ordering check delivers the signal
+    # first for some seed and the next PE forwards stale data (the program says FAILED).
+    proc = nvcc_cpu("--cpu", PROGRAMS / "ring_bcast.cu", "-o", tmp_path / "ring_nofence", "-DRING_WITHOUT_FENCE")
+    assert proc.returncode == 0, proc.stderr
+    seeds = range(1, 9)
+    for seed in seeds[:3]:
+        proc = run_pes(built["ring_bcast"], 3, timeout=120,
+                       env={"PYSHMEM_ORDER_CHECK": "1", "PYSHMEM_ORDER_CHECK_SEED": str(seed)})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    failed = []
+    for seed in seeds:
+        proc = run_pes(tmp_path / "ring_nofence", 3, timeout=120,
+                       env={"PYSHMEM_ORDER_CHECK": "1", "PYSHMEM_ORDER_CHECK_SEED": str(seed)})
+        if proc.returncode != 0:
+            assert "FAILED" in proc.stdout and f"PYSHMEM_ORDER_CHECK_SEED={seed} replays" in proc.stderr, proc.stderr
+            failed.append(seed)
+    assert failed, "removing the fence went unnoticed under every seed"
+
+
+def test_exit_code_and_output_are_the_programs(tmp_path):
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    src = tmp_path / "exit3.cu"
+    src.write_text('#include <nvshmem.h>\n#include <cstdio>\n'
+                   'int main() { nvshmem_init(); printf("hello from %d\\n", nvshmem_my_pe());\n'
+                   '  nvshmem_finalize(); return nvshmem_my_pe() == 1 ? 3 : 0; }\n')
+    assert nvcc_cpu("--cpu", src, "-o", tmp_path / "exit3").returncode == 0
+    proc = run_pes(tmp_path / "exit3", 2, timeout=60)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "hello from 0" in proc.stdout and "hello from 1" in proc.stdout
+
+
+def test_errors_are_cuda_error_codes_with_messages_not_crashes(tmp_path):
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    assert nvcc_cpu("--cpu", PROGRAMS / "errors.cu", "-o", tmp_path / "errors").returncode == 0
+    proc = run_pes(tmp_path / "errors", 2, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert out.count(": ok\n") == 2 * 13 and "WRONG" not in out, out
+    for pe in (0, 1):
+        assert f"PE {pe} of 2: errors OK" in proc.stdout, out
+        # The kernel's fault, named: PE, kernel, block, thread.
+        assert (f"pyshmem: a kernel failed on PE {pe}: __trap() called (thread (3,0,0) of block (1,0,0) of kernel "
+                "faulty)") in proc.stderr, out
+    assert "pyshmem: cudaEventCreate: cudaEventInterprocess events (cudaErrorNotSupported)" in proc.stderr
+    assert "kernel fine: a block of (2048,1,1) threads; at most 1024 threads" in proc.stderr
+
+
+def test_unserved_nvshmem_call_fails_to_compile_naming_it(tmp_path):
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    src = tmp_path / "unserved.cu"
+    src.write_text("#include <nvshmem.h>\n__global__ void k(int* v, size_t n) {\n"
+                   "  nvshmem_int_wait_until_all(v, n, nullptr, NVSHMEM_CMP_EQ, 1);\n}\n"
+                   "int main() { nvshmem_init(); nvshmem_finalize(); }\n")
+    proc = nvcc_cpu("--cpu", src, "-o", tmp_path / "unserved")
+    assert proc.returncode != 0
+    assert "pyshmem does not provide nvshmem_int_wait_until_all yet" in proc.stderr, proc.stderr
+    assert "unserved.cu:3" in proc.stderr, proc.stderr  # the user's line, not the rewritten file's
+
+
+def test_gpu_target_is_refused_with_the_reason(tmp_path):
+    proc = nvcc_cpu("--gpu", PROGRAMS / "ring_bcast.cu", "-o", tmp_path / "x")
+    assert proc.returncode == 2
+    assert "--gpu: building NVSHMEM-style programs for the GPU is not built yet" in proc.stderr
+
+
+def test_show_prints_the_commands_without_building(tmp_path):
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    proc = nvcc_cpu("--cpu", "--show", PROGRAMS / "ring_bcast.cu", "-o", tmp_path / "ring", "-DFOO=1", "-O3")
+    assert proc.returncode == 0, proc.stderr
+    compile_line, link_line = proc.stdout.strip().splitlines()
+    assert "-include pyshmem/cpu_kernel.h" in compile_line and "-DFOO=1" in compile_line and "-O3" in compile_line
+    assert "-lpyshmem_core" in link_line and str(tmp_path / "ring") in link_line
+    assert not (tmp_path / "ring").exists()
+
+
+def test_unknown_option_is_a_usage_error(tmp_path):
+    proc = nvcc_cpu("--cpu", "--no-such-flag", PROGRAMS / "ring_bcast.cu")
+    assert proc.returncode == 2
+    assert "unknown option '--no-such-flag'" in proc.stderr
