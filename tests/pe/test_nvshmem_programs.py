@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -29,12 +29,14 @@ def built(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     out = tmp_path_factory.mktemp("nvshmem_programs")
-    progs = {}
-    for name in RUNNABLE:
-        proc = nvcc_cpu("--cpu", PROGRAMS / f"{name}.cu", "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2")
-        assert proc.returncode == 0, f"pyshmem-nvcc failed for {name}:\n{proc.stdout}{proc.stderr}"
-        progs[name] = out / name
-    return progs
+
+    def build(name):
+        return name, nvcc_cpu("--cpu", PROGRAMS / f"{name}.cu", "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:  # one compiler per core
+        for name, proc in pool.map(build, RUNNABLE):
+            assert proc.returncode == 0, f"pyshmem-nvcc failed for {name}:\n{proc.stdout}{proc.stderr}"
+    return {name: out / name for name in RUNNABLE}
 
 
 @pytest.mark.parametrize("npes", [2, 4])
