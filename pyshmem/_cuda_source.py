@@ -118,8 +118,12 @@ def _callee_start(src, mask, end):
         return i
 
 
-def rewrite_chevrons(source, filename="<source>"):
+def rewrite_chevrons(source, filename="<source>", typed=None):
     """Rewrites every ``callee<<<cfg>>>(args)`` launch (see the module docstring).
+
+    typed: {kernel name: parameter count} (single_kernels()): a launch of one of these
+    by its plain name with that many arguments converts them to the parameter types at
+    the launch, as a call does.
 
     Raises:
         InvalidArgumentError: a launch whose callee or argument list cannot be found.
@@ -148,9 +152,14 @@ def rewrite_chevrons(source, filename="<source>"):
         args = source[paren + 1:end - 1]
         name = " ".join(callee.split()).replace('"', "")
         between = "\n" * source.count("\n", close, paren)
-        call = (f"::pyshmem::cpu::launch(::pyshmem::cpu::chevron(\"{name}\", {cfg}), false, "
-                f"[=](auto&... pyshmem_arg) {{ {callee}(pyshmem_arg...); }}{between}"
-                + (f", {args})" if args.strip() else ")"))
+        nargs = len(_split_params(args)) if args.strip() else 0
+        if typed and typed.get(callee) == nargs:
+            call = (f"::pyshmem::cpu::launch_tuple(::pyshmem::cpu::chevron(\"{name}\", {cfg}), false, {callee}, "
+                    f"::pyshmem::cpu::params_of({callee}){between}({args}))")
+        else:
+            call = (f"::pyshmem::cpu::launch(::pyshmem::cpu::chevron(\"{name}\", {cfg}), false, "
+                    f"[=](auto&... pyshmem_arg) {{ {callee}(pyshmem_arg...); }}{between}"
+                    + (f", {args})" if args.strip() else ")"))
         out.append(source[pos:start])
         out.append(call)
         pos = end
@@ -171,32 +180,46 @@ def _strip_default(param):
     return param
 
 
-def register_kernels(source):
-    """Appends, after each non-template ``__global__`` function definition, a static
-    initialiser that registers it for launches by address (cudaLaunchKernel)."""
+def _back_to_statement(source, mask, at):
+    """Index of the last code ';', '{' or '}' before `at` (-1 if none)."""
+    for k in range(at - 1, -1, -1):
+        if mask[k] and source[k] in ";{}":
+            return k
+    return -1
+
+
+def find_kernels(source):
+    """The ``__global__`` function definitions of `source` that are not templates: a list
+    of (name, parameter texts without default arguments, has default arguments, index
+    just past the body, line)."""
     mask = code_mask(source)
-    inserts = []
+    found = []
     for m in re.finditer(r"\b__global__\b", source):
         if not mask[m.start()]:
             continue
-        # A template kernel: 'template' since the previous declaration's end.
-        back = max(source.rfind(";", 0, m.start()), source.rfind("}", 0, m.start()), source.rfind("{", 0, m.start()))
-        if re.search(r"\btemplate\b", source[back + 1:m.start()]):
+        back = _back_to_statement(source, mask, m.start())
+        head_text = "".join(c for c, code in zip(source[back + 1:m.start()], mask[back + 1:m.start()]) if code)
+        if re.search(r"\btemplate\b", head_text):
             continue
-        j = m.end()
-        head = re.compile(r"\s*(?:__launch_bounds__\s*\([^()]*\)|[A-Za-z_]\w*|::|\*|&)")
-        name = None
-        while True:
-            h = head.match(source, j)
-            if not h:
+        j, name = m.end(), None
+        while True:  # the declarator up to the parameter list
+            while j < len(source) and source[j].isspace():
+                j += 1
+            if source.startswith("__launch_bounds__", j):
+                j += len("__launch_bounds__")
+                while j < len(source) and source[j].isspace():
+                    j += 1
+                j = _match_forward(source, mask, j, "(", ")") if j < len(source) and source[j] == "(" else -1
+                if j < 0:
+                    break
+                continue
+            t = re.compile(r"[A-Za-z_]\w*|::|\*|&").match(source, j)
+            if not t:
                 break
-            tok = h.group(0).strip()
-            if _IDENT.fullmatch(tok):
-                name = tok
-            j = h.end()
-        while j < len(source) and source[j].isspace():
-            j += 1
-        if not name or j >= len(source) or source[j] != "(":
+            if _IDENT.fullmatch(t.group(0)):
+                name = t.group(0)
+            j = t.end()
+        if j < 0 or not name or j >= len(source) or source[j] != "(":
             continue
         params_end = _match_forward(source, mask, j, "(", ")")
         if params_end < 0:
@@ -209,15 +232,30 @@ def register_kernels(source):
         body_end = _match_forward(source, mask, k, "{", "}")
         if body_end < 0:
             continue
-        params = ", ".join(_strip_default(p).strip() for p in _split_params(source[j + 1:params_end - 1]))
-        params = " ".join(params.split())
-        line = source.count("\n", 0, m.start()) + 1
-        inserts.append((body_end, f" static const bool pyshmem_kernel_registered_{name}_{line} = "
-                                  f"::pyshmem::cpu::register_kernel(static_cast<void (*)({params})>({name}), "
-                                  f"\"{name}\");"))
-    for at, text in reversed(inserts):
-        source = source[:at] + text + source[at:]
+        raw = _split_params(source[j + 1:params_end - 1])
+        params = [" ".join(_strip_default(p).split()) for p in raw]
+        found.append((name, params, any(_strip_default(p) != p for p in raw), body_end,
+                      source.count("\n", 0, m.start()) + 1))
+    return found
+
+
+def single_kernels(source):
+    """{name: number of parameters} of the kernels `source` defines once, not templates,
+    without default arguments: their launches convert the arguments to the parameter
+    types at the launch (so 0 and NULL pass for pointers, as in a call)."""
+    kernels = find_kernels(source)
+    names = [k[0] for k in kernels]
+    return {k[0]: len(k[1]) for k in kernels if names.count(k[0]) == 1 and not k[2]}
+
+
+def register_kernels(source):
+    """Appends, after each non-template ``__global__`` function definition, a static
+    initialiser that registers it for launches by address (cudaLaunchKernel)."""
+    for name, params, _, body_end, line in reversed(find_kernels(source)):
+        text = (f" static const bool pyshmem_kernel_registered_{name}_{line} = "
+                f"::pyshmem::cpu::register_kernel(static_cast<void (*)({', '.join(params)})>({name}), \"{name}\");")
+        source = source[:body_end] + text + source[body_end:]
     return source
 
 
-__all__ = ["code_mask", "register_kernels", "rewrite_chevrons"]
+__all__ = ["code_mask", "find_kernels", "register_kernels", "rewrite_chevrons", "single_kernels"]

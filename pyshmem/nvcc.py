@@ -12,13 +12,17 @@ Each source is first rewritten (pyshmem/_cuda_source.py: ``<<<...>>>`` launches,
 registration, ``extern __shared__``) with its line numbers kept.
 
 Flags understood as nvcc's: ``-c``, ``-o FILE``, ``-O0..3``, ``-g``, ``-I``, ``-D``, ``-U``,
-``-L``, ``-l``, ``-std=``, ``-Xcompiler ARGS``, ``-w``, ``-W...``; device-code flags with no
+``-L``, ``-l``, ``-std=``, ``-Xcompiler ARGS``, ``-Xlinker ARGS``, ``-w``, ``-W...``, ``-f...`` (``-Wl,...``
+to the link step; ``-pthread``, ``-fopenmp``, ``-fsanitize=...`` to both); NVSHMEM's and
+CUDA's libraries (``-lnvshmem*``, ``-lcuda``, ``-lcudart``, ``-lnvidia-ml``) are dropped,
+pyshmem's runtime replaces them; device-code flags with no
 meaning on the CPU (``-arch``, ``-gencode``, ``-rdc``, ``-G``, ``-lineinfo``,
 ``--expt-*``, ``--extended-lambda``, ``-Xptxas``, ``-maxrregcount``, ``-x cu``, ``-ccbin``)
 are accepted and ignored. ``--show`` prints the commands instead of running them.
 """
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -54,6 +58,23 @@ def _paths():
     return {"cpu_program_include": str(Path(inc) / "pyshmem" / "cpu_program_include"),
             "cpu_include": str(Path(inc) / "pyshmem" / "cpu_include"), "include": inc, "cccl": cccl,
             "nvshmem": nvshmem_include_path(), "lib": str(lib)}
+
+
+# Flags both the compile and the link step need.
+_BOTH = ("-pthread", "-fopenmp", "-fsanitize", "-fno-sanitize", "-flto", "-fprofile", "-fcoverage", "--coverage")
+# What NVSHMEM's and CUDA's build lines link that pyshmem's runtime replaces on the CPU.
+_REPLACED_LIBS = re.compile(r"-l(nvshmem\w*|cuda|cudart\w*|cudadevrt|nvidia-ml)$")
+
+
+def _host_flag(opts, flag):
+    """A flag for the host compiler: linker flags to the link step, some to both."""
+    if flag.startswith("-Wl,"):
+        opts["link"].append(flag)
+    elif flag.startswith(_BOTH):
+        opts["compile"].append(flag)
+        opts["link"].append(flag)
+    else:
+        opts["compile"].append(flag)
 
 
 def parse(argv):
@@ -95,20 +116,20 @@ def parse(argv):
         elif a[:2] in ("-I", "-D", "-U"):
             opts["compile"].append(a)
         elif a in ("-L", "-l", "--library-path", "--library"):
-            flag = {"--library-path": "-L", "--library": "-l"}.get(a, a)
-            opts["link"].append(flag + value(a))
+            flag = {"--library-path": "-L", "--library": "-l"}.get(a, a) + value(a)
+            if not _REPLACED_LIBS.match(flag):
+                opts["link"].append(flag)
         elif a[:2] in ("-L", "-l"):
-            opts["link"].append(a)
-        elif a in ("-Xcompiler", "--compiler-options"):
-            opts["compile"] += [x for x in value(a).split(",") if x]
-        elif a.startswith("-Xcompiler=") or a.startswith("--compiler-options="):
-            opts["compile"] += [x for x in a.split("=", 1)[1].split(",") if x]
+            if not _REPLACED_LIBS.match(a):
+                opts["link"].append(a)
+        elif a in ("-Xcompiler", "--compiler-options") or a.startswith(("-Xcompiler=", "--compiler-options=")):
+            text = value(a) if "=" not in a else a.split("=", 1)[1]
+            for x in text.replace(",", " ").split():
+                _host_flag(opts, x)
         elif a in ("-Xlinker", "--linker-options"):
             opts["link"] += ["-Wl," + x for x in value(a).split(",") if x]
-        elif a in ("-g", "-w", "-pthread", "-fPIC", "-fopenmp") or a.startswith("-W") or a.startswith("-f"):
-            opts["compile"].append(a)
-            if a in ("-pthread", "-fopenmp"):
-                opts["link"].append(a)
+        elif a in ("-g", "-w", "-pthread", "-fPIC") or a.startswith(("-W", "-f")):
+            _host_flag(opts, a)
         elif a in _IGNORED or a.startswith(_IGNORED_PREFIXES):
             pass
         elif a in _IGNORED_WITH_VALUE:
@@ -131,15 +152,16 @@ def parse(argv):
     return opts
 
 
-def _rewrite(src_path, tmp):
+def _rewrite(src_path, tmp, index):
     """The source as the host compiler gets it (rewritten, line numbers kept)."""
     from pyshmem._cpu_kernels import rewrite_dynamic_shared
-    from pyshmem._cuda_source import register_kernels, rewrite_chevrons
+    from pyshmem._cuda_source import register_kernels, rewrite_chevrons, single_kernels
 
-    text = Path(src_path).read_text()
-    text = register_kernels(rewrite_chevrons(rewrite_dynamic_shared(text), src_path))
-    out = Path(tmp) / (Path(src_path).name + ".cpp")
-    out.write_text(f'#line 1 "{src_path}"\n' + text)
+    text = rewrite_dynamic_shared(Path(src_path).read_text())
+    text = register_kernels(rewrite_chevrons(text, src_path, single_kernels(text)))
+    out = Path(tmp) / f"{index}_{Path(src_path).name}.cpp"  # by index: sources may share a name
+    quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
+    out.write_text(f'#line 1 "{quoted}"\n' + text)
     return out
 
 
@@ -151,18 +173,24 @@ def cpu_commands(opts, tmp):
     opt = [opts["opt"] or "-O2"]
     includes = [f"-I{p['cpu_program_include']}", f"-I{p['cpu_include']}", f"-I{p['include']}", f"-I{p['nvshmem']}", f"-I{p['cccl']}"]
     cmds, objects = [], []
-    for src in opts["sources"]:
+    std = opts["std"] or "-std=c++17"
+    if re.fullmatch(r"-std=(c|gnu)\+\+(98|03|0x|11|1y|14)", std):
+        std = "-std=c++17"  # pyshmem's headers need C++17 (nvcc's own default is C++17 too)
+    for index, src in enumerate(opts["sources"]):
         if opts["compile_only"]:
             obj = opts["output"] if opts["output"] else Path(src).with_suffix(".o").name
         else:
-            obj = str(Path(tmp) / (Path(src).name + ".o"))
+            obj = str(Path(tmp) / f"{index}_{Path(src).name}.o")  # by index: sources may share a name
         if src.endswith(".c"):
             cmds.append([cc, *opt, *includes, *opts["compile"], "-c", src, "-o", obj])
         else:
-            rewritten = _rewrite(src, tmp)
+            rewritten = _rewrite(src, tmp, index)
             # -iquote: "header.h" next to the original source, as if compiling it in place.
-            cmds.append([cxx, opts["std"] or "-std=c++17", *opt, "-pthread", "-fstack-clash-protection", "-x", "c++",
-                         "-include", "pyshmem/cpu_kernel.h", "-DPYSHMEM_CPU_PROGRAM=1", f"-iquote{Path(src).resolve().parent}", *includes,
+            # cpu_launch.h (and the CUDA runtime) is included first, as nvcc includes
+            # <cuda_runtime.h> into every .cu file.
+            cmds.append([cxx, std, *opt, "-pthread", "-fstack-clash-protection", "-x", "c++",
+                         "-include", "pyshmem/cpu_kernel.h", "-include", "pyshmem/cpu_launch.h",
+                         "-DPYSHMEM_CPU_PROGRAM=1", f"-iquote{Path(src).resolve().parent}", *includes,
                          *opts["compile"], "-c", str(rewritten), "-o", obj])
         objects.append(obj)
     if not opts["compile_only"]:

@@ -225,6 +225,42 @@ static void test_stream_order_and_asynchrony() {
   CHECK_EQ(cudaFree(b), cudaSuccess);
 }
 
+// cudaMemcpyAsync's host-side behaviour by memory kind (CUDA's "API synchronisation
+// behavior"): a pageable source is staged at the call, a pageable destination is written
+// before the call returns, page-locked host <-> device stays asynchronous.
+static void test_async_copies_by_memory_kind() {
+  cudaStream_t s;
+  CHECK_EQ(cudaStreamCreate(&s), cudaSuccess);
+  int* d = nullptr;
+  int* pinned = nullptr;
+  CHECK_EQ(cudaMalloc(&d, 4 * sizeof(int)), cudaSuccess);
+  CHECK_EQ(cudaMallocHost(&pinned, sizeof(int)), cudaSuccess);
+  Write slow{d + 3, 5, 60};
+  CHECK_EQ(cudaLaunchHostFunc(s, sleep_then_write, &slow), cudaSuccess);
+  int pageable = 0;
+  for (int i = 0; i < 3; ++i) {  // one stack variable, three values: each copy gets its own
+    pageable = 10 + i;
+    CHECK_EQ(cudaMemcpyAsync(d + i, &pageable, sizeof(int), cudaMemcpyHostToDevice, s), cudaSuccess);
+  }
+  pageable = -1;
+  CHECK_EQ(cudaStreamQuery(s), cudaErrorNotReady);  // the slow write still runs: the copies waited for nothing
+  int got[4] = {};
+  CHECK_EQ(cudaMemcpyAsync(got, d, sizeof got, cudaMemcpyDeviceToHost, s), cudaSuccess);
+  // Returned only once done: the earlier stream work included.
+  CHECK(got[0] == 10 && got[1] == 11 && got[2] == 12 && got[3] == 5);
+  Write slow2{d, 7, 60};
+  CHECK_EQ(cudaLaunchHostFunc(s, sleep_then_write, &slow2), cudaSuccess);
+  *pinned = 0;
+  const Clock::time_point t0 = Clock::now();
+  CHECK_EQ(cudaMemcpyAsync(pinned, d, sizeof(int), cudaMemcpyDeviceToHost, s), cudaSuccess);
+  CHECK(ms_since(t0) < 40 && *(volatile int*)pinned == 0);  // page-locked: asynchronous
+  CHECK_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  CHECK(*pinned == 7);
+  CHECK_EQ(cudaFreeHost(pinned), cudaSuccess);
+  CHECK_EQ(cudaFree(d), cudaSuccess);
+  CHECK_EQ(cudaStreamDestroy(s), cudaSuccess);
+}
+
 static void test_default_stream_rules() {
   cudaStream_t blocking, nonblocking;
   CHECK_EQ(cudaStreamCreate(&blocking), cudaSuccess);
@@ -451,6 +487,7 @@ int main(int argc, char** argv) {
   test_errors();
   test_memory();
   test_stream_order_and_asynchrony();
+  test_async_copies_by_memory_kind();
   test_default_stream_rules();
   test_events();
   test_device(expected_devices);

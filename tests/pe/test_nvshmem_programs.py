@@ -103,6 +103,47 @@ def test_errors_are_cuda_error_codes_with_messages_not_crashes(tmp_path):
     assert "kernel fine: a block of (2048,1,1) threads; at most 1024 threads" in proc.stderr
 
 
+def test_a_cuda_program_without_nvshmem_and_sources_sharing_a_name(tmp_path):
+    # Only <cuda_runtime.h> (nvcc includes it anyway), NULL and 0 for pointer parameters,
+    # a launch by address, and two sources both named k.cu in different directories.
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "k.cu").write_text(
+        "#include <cstdio>\n"
+        "__global__ void k(int* out, const int* in, int n) { if (threadIdx.x == 0) out[0] = in ? in[0] : n; }\n"
+        "int other();\n"
+        "int main() {\n  int* d; cudaMalloc(&d, sizeof(int));\n  k<<<1, 32>>>(d, NULL, 7);\n"
+        "  int h = 0; cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+        "  k<<<1, 1>>>(d, 0, h + other());\n  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+        "  printf(\"result %d\\n\", h);\n  return cudaGetLastError();\n}\n")
+    (tmp_path / "b" / "k.cu").write_text(
+        "__global__ void twice(int* v) { v[0] *= 2; }\n"
+        "int other() {\n  int* d; cudaMalloc(&d, sizeof(int)); int h = 21;\n"
+        "  cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);\n  void* args[] = {&d};\n"
+        "  cudaLaunchKernel((const void*)twice, dim3(1), dim3(1), args, 0, 0);\n"
+        "  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);\n  return h;\n}\n")
+    proc = nvcc_cpu("--cpu", tmp_path / "a" / "k.cu", tmp_path / "b" / "k.cu", "-o", tmp_path / "prog", "-lcudart",
+                    "-lcuda")
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout == "result 49\n", run.stdout + run.stderr
+
+
+def test_flags_reach_the_step_that_needs_them(tmp_path):
+    proc = nvcc_cpu("--cpu", "--show", PROGRAMS / "ring_bcast.cu", "-o", tmp_path / "x", "-Xcompiler", "-fopenmp",
+                    "-Xcompiler", "-Wall -Wextra", "-Wl,-rpath,/opt/x", "-lnvshmem_host", "-lnvidia-ml", "-lm",
+                    "-std=c++14")
+    assert proc.returncode == 0, proc.stderr
+    compile_line, link_line = proc.stdout.strip().splitlines()
+    assert " -fopenmp " in compile_line and " -Wall -Wextra " in compile_line and "-std=c++17" in compile_line
+    assert "-Wl,-rpath,/opt/x" not in compile_line
+    assert " -fopenmp " in link_line and "-Wl,-rpath,/opt/x" in link_line and " -lm " in link_line
+    assert "nvshmem_host" not in link_line and "nvidia-ml" not in link_line  # pyshmem's runtime replaces them
+
+
 def test_unserved_nvshmem_call_fails_to_compile_naming_it(tmp_path):
     reason = cpu_kernel_toolchain_missing()
     if reason:

@@ -3,7 +3,7 @@ kernel registration, and what they must leave alone."""
 
 import pytest
 
-from pyshmem._cuda_source import register_kernels, rewrite_chevrons
+from pyshmem._cuda_source import register_kernels, rewrite_chevrons, single_kernels
 from pyshmem.errors import InvalidArgumentError
 
 
@@ -46,3 +46,26 @@ def test_non_template_kernel_definitions_are_registered():
     assert "register_kernel(static_cast<void (*)()>(k2), \"k2\")" in out
     assert "register_kernel(static_cast<void (*)(int* a, int n)>(k3), \"k3\"); }" in out  # inside the namespace
     assert "(tk)" not in out and "(decl)" not in out
+
+
+def test_a_comment_saying_template_does_not_hide_a_kernel():
+    src = ("// A note: this is not a template kernel; it is plain.\n"
+           "#define MAXT(a, b) ((a) > (b) ? (a) : (b))\n"
+           "__global__ void __launch_bounds__(MAXT(64, 128)) k(int* a) {}\n"
+           "template <class T>  // a template; this one is not registered\n"
+           "__global__ void t(T* a) {}\n")
+    out = register_kernels(src)
+    assert 'register_kernel(static_cast<void (*)(int* a)>(k), "k")' in out
+    assert "(t)" not in out
+
+
+def test_launches_of_a_kernel_defined_once_convert_their_arguments_at_the_launch():
+    src = ("__global__ void k(int* out, const int* in, int n) {}\n"
+           "__global__ void d(int* out, int n = 3) {}\n"
+           "__global__ void o(int* a) {}\n__global__ void o(float* a) {}\n"
+           "void f(int* p) {\n  k<<<1, 1>>>(p, NULL, 7);\n  d<<<1, 1>>>(p);\n  o<<<1, 1>>>(p);\n}\n")
+    out = rewrite_chevrons(src, typed=single_kernels(src))
+    assert single_kernels(src) == {"k": 3}  # d has a default argument, o is overloaded
+    assert ('::pyshmem::cpu::launch_tuple(::pyshmem::cpu::chevron("k", 1, 1), false, k, '
+            "::pyshmem::cpu::params_of(k)(p, NULL, 7))") in out
+    assert "{ d(pyshmem_arg...); }, p)" in out and "{ o(pyshmem_arg...); }, p)" in out

@@ -210,11 +210,64 @@ inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemc
   return pyshmem::cpu::rt::run_sync("cudaMemcpy", [=] { memmove(dst, src, count); });
 }
 
-/// Asynchronous copy: `stream` work, returns at once.
+namespace pyshmem {
+namespace cpu {
+namespace rt {
+// Registers [base, base + bytes) as device memory (pyshmem's symmetric heap).
+inline void register_device_range(const void* base, size_t bytes) {
+  std::lock_guard<std::mutex> lk(state().mu);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(base);
+  state().device_ranges.emplace_back(lo, lo + bytes);
+}
+// Where a pointer points, as CUDA's copies tell: memory of cudaMalloc (or managed) or a
+// registered device range; page-locked host memory (cudaMallocHost, cudaHostAlloc); or
+// pageable host memory (anything else: the stack, malloc, new, globals).
+enum class Where { device, pinned, pageable };
+inline Where where(const void* ptr) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lk(state().mu);
+  for (const auto& r : state().device_ranges)
+    if (a >= r.first && a < r.second) return Where::device;
+  auto it = state().allocs.upper_bound(a);
+  if (it == state().allocs.begin()) return Where::pageable;
+  --it;
+  if (a >= it->first + it->second.size) return Where::pageable;
+  return it->second.type == cudaMemoryTypeHost ? Where::pinned : Where::device;
+}
+}  // namespace rt
+}  // namespace cpu
+}  // namespace pyshmem
+
+/// Asynchronous copy, with CUDA's host-side behaviour by where the pointers point
+/// (whatever `kind` says, as with unified addressing): device <-> device and page-locked
+/// host <-> device are `stream` work and return at once; from pageable host memory to
+/// device memory the source is copied at the call (it may be reused on return) and the
+/// rest is stream work; to pageable host memory from device memory, and between two
+/// host buffers, the call returns once the copy is done (after the stream's earlier work).
 inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                                    cudaStream_t stream = 0) {
-  if (cudaError_t e = pyshmem::cpu::rt::check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
-  return pyshmem::cpu::rt::stream_enqueue(stream, "cudaMemcpyAsync", [=] {
+  namespace rt = pyshmem::cpu::rt;
+  if (cudaError_t e = rt::check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
+  const rt::Where to = rt::where(dst), from = rt::where(src);
+  const bool to_host = to != rt::Where::device, from_host = from != rt::Where::device;
+  if ((to == rt::Where::pageable && !from_host) || (to_host && from_host)) {
+    if (cudaError_t e = rt::stream_enqueue(stream, "cudaMemcpyAsync", [=] {
+          memmove(dst, src, count);
+          return cudaSuccess;
+        }))
+      return e;
+    return cudaStreamSynchronize(stream);
+  }
+  if (from == rt::Where::pageable && count) {
+    std::shared_ptr<char> staged(static_cast<char*>(malloc(count)), free);
+    if (!staged) return rt::record_error(cudaErrorMemoryAllocation, "cudaMemcpyAsync", "cannot stage the pageable source");
+    memcpy(staged.get(), src, count);
+    return rt::stream_enqueue(stream, "cudaMemcpyAsync", [=] {
+      memcpy(dst, staged.get(), count);
+      return cudaSuccess;
+    });
+  }
+  return rt::stream_enqueue(stream, "cudaMemcpyAsync", [=] {
     memmove(dst, src, count);
     return cudaSuccess;
   });

@@ -307,6 +307,9 @@ struct State {
   std::condition_variable cv;  // any stream finished an item (waiters re-check their target)
   cudaError_t sticky = cudaSuccess;
   std::map<uintptr_t, Alloc> allocs;  // cudaMalloc/cudaMallocHost/... blocks by address
+  // Device memory this runtime did not allocate (pyshmem's symmetric heap, registered by
+  // nvshmem_init): [lo, hi) ranges, so copies tell it from pageable host memory.
+  std::vector<std::pair<uintptr_t, uintptr_t>> device_ranges;
 };
 inline State& state() {
   static State* s = new State;

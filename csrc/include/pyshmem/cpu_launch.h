@@ -9,8 +9,9 @@
 //   ::pyshmem::cpu::launch(::pyshmem::cpu::chevron("callee", cfg), false,
 //                          [=](auto&... a) { callee(a...); }, args)
 // (pyshmem/_cuda_source.py), so template kernels, overloads and default arguments resolve
-// as in the original call, and registers every non-template __global__ function it
-// defines (register_kernel) so that cudaLaunchKernel can find it by address.
+// as in the original call, or, for a kernel the source defines once, into launch_tuple
+// with params_of(callee)(args) (below); and it registers every non-template __global__
+// function it defines (register_kernel) so that cudaLaunchKernel can find it by address.
 //
 // Errors: a bad launch shape is returned (and is cudaGetLastError's) as on a GPU:
 // cudaErrorInvalidConfiguration, or cudaErrorCooperativeLaunchTooLarge; a kernel that
@@ -78,6 +79,24 @@ cudaError_t launch(const LaunchConfig& c, bool cooperative, Body body, A&&... ar
     rt::set_sticky_error(cudaErrorLaunchFailure, what.c_str());
     return cudaErrorLaunchFailure;
   });
+}
+
+// A kernel defined once in the source, launched by its name: the arguments convert to
+// the parameter types where the launch is written (params_of(kernel)(args...), so 0 and
+// NULL pass for pointers as in a call), then launch_tuple launches with them.
+template <class... P>
+struct ParamsOf {
+  std::tuple<std::decay_t<P>...> operator()(P... p) const { return std::tuple<std::decay_t<P>...>(p...); }
+};
+template <class... P>
+ParamsOf<P...> params_of(void (*)(P...)) {
+  return {};
+}
+template <class... P>
+cudaError_t launch_tuple(const LaunchConfig& c, bool cooperative, void (*fn)(P...),
+                         std::tuple<std::decay_t<P>...> args) {
+  return std::apply(
+      [&](auto&... a) { return launch(c, cooperative, [fn](auto&... x) { fn(x...); }, a...); }, args);
 }
 
 // ---- kernels by address (cudaLaunchKernel's `const void* func`) ----

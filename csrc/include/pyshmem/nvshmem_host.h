@@ -49,6 +49,7 @@
 typedef struct {
   void* mpi_comm; /* MPI_Comm* with NVSHMEMX_INIT_WITH_MPI_COMM */
 } nvshmemx_init_attr_t;
+#define NVSHMEMX_INIT_ATTR_INITIALIZER {nullptr}
 typedef pyshmem_team_config nvshmem_team_config_t;
 #define NVSHMEM_TEAM_NUM_CONTEXTS PYSHMEM_TEAM_NUM_CONTEXTS
 
@@ -91,6 +92,10 @@ inline void nvshmem_init() {
     ::pyshmem::nvshmem_host::report_failure("nvshmem_init");
     exit(1);
   }
+  // The symmetric heap is device memory to the CUDA runtime (copies to and from it).
+  const pyshmem_device_state* st = ::pyshmem::detail::h_state;
+  ::pyshmem::cpu::rt::register_device_range(reinterpret_cast<const void*>(st->heap_base),
+                                            static_cast<size_t>(st->heap_stride) * static_cast<size_t>(st->n_pes));
   int node_pes = 1;
   pyshmem_team_n_pes(PYSHMEM_TEAM_SHARED, &node_pes);
   ::pyshmem::cpu::rt::g_node_pes = node_pes;
@@ -109,7 +114,7 @@ inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attr) {
         "nvshmemx_init_attr", "NVSHMEMX_INIT_WITH_UNIQUEID and NVSHMEMX_INIT_WITH_SHMEM have no pyshmem equivalent; "
                               "start the PEs with shmemrun (or mpirun/srun) and call nvshmem_init()");
   if (flags & NVSHMEMX_INIT_WITH_MPI_COMM) {
-#if __has_include(<mpi.h>)
+#if defined(MPI_VERSION)  /* <mpi.h> included before <nvshmem.h> */
     if (!attr || !attr->mpi_comm || *static_cast<MPI_Comm*>(attr->mpi_comm) != MPI_COMM_WORLD)
 #endif
       return ::pyshmem::nvshmem_host::unsupported(
