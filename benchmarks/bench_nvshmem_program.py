@@ -79,11 +79,13 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_nvshmem_program_") as tmp:
         progs = {"nvshmem": Path(tmp) / "put_perf_nvshmem", "pyshmem": Path(tmp) / "put_perf_pyshmem"}
-        for names, extra in (("nvshmem", []), ("pyshmem", ["-DPYSHMEM_NAMES"])):
-            proc = subprocess.run([sys.executable, "-m", "pyshmem.nvcc", "--cpu", str(SOURCE), "-o", str(progs[names]),
-                                   *extra], capture_output=True, text=True, env=_env(), timeout=600)
-            if proc.returncode != 0:
-                raise SystemExit(f"pyshmem-nvcc failed:\n{proc.stderr}")
+        builds = [subprocess.Popen([sys.executable, "-m", "pyshmem.nvcc", "--cpu", str(SOURCE), "-o", str(progs[names]),
+                                    *extra], stderr=subprocess.PIPE, text=True, env=_env())
+                  for names, extra in (("nvshmem", []), ("pyshmem", ["-DPYSHMEM_NAMES"]))]  # both at once
+        for b in builds:
+            err = b.communicate(timeout=600)[1]
+            if b.returncode != 0:
+                raise SystemExit(f"pyshmem-nvcc failed:\n{err}")
         same = _same_machine_code(progs["nvshmem"], progs["pyshmem"])
         runs = {"nvshmem": [], "pyshmem": [], "perftest": []}
         for _ in range(args.reps):

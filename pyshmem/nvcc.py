@@ -200,6 +200,23 @@ def cpu_commands(opts, tmp):
     return cmds
 
 
+def _run_compiles(cmds):
+    """Runs the compile commands, as many at once as there are CPUs; returns the first
+    nonzero exit status (0 when all succeed). Each compiler's messages go to stderr whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(cmd):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr)
+        return proc.returncode
+
+    if len(cmds) == 1:
+        return subprocess.run(cmds[0]).returncode
+    with ThreadPoolExecutor(max_workers=max(1, min(len(cmds), os.cpu_count() or 1))) as pool:
+        return next((rc for rc in pool.map(run, cmds) if rc != 0), 0)
+
+
 def main(argv=None):
     """Console entry point. Returns the exit status (the compiler's, or 2 for usage)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -213,13 +230,13 @@ def main(argv=None):
                              "feature table); build for the CPU with --cpu, or build the kernels for the GPU from "
                              "Python with pyshmem.cuda.Module")
         with tempfile.TemporaryDirectory(prefix="pyshmem-nvcc-") as tmp:
-            for cmd in cpu_commands(opts, tmp):
-                if opts["show"]:
+            cmds = cpu_commands(opts, tmp)
+            if opts["show"]:
+                for cmd in cmds:
                     print(shlex.join(cmd))
-                    continue
-                rc = subprocess.run(cmd).returncode
-                if rc != 0:
-                    return rc
+                return 0
+            compiles, link = (cmds, []) if opts["compile_only"] else (cmds[:-1], cmds[-1:])
+            return _run_compiles(compiles) or (subprocess.run(link[0]).returncode if link else 0)
     except (UsageError, FileNotFoundError, OSError) as e:
         print(f"pyshmem-nvcc: {e}", file=sys.stderr)
         return 2

@@ -14,6 +14,8 @@ from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
 
 PROGRAMS = REPO / "tests" / "nvshmem_programs"
 RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce"]
+# Also built by the fixture (all at once, one compiler per core): (name, source, extra flags).
+OTHERS = [("errors", "errors.cu", ()), ("ring_nofence", "ring_bcast.cu", ("-DRING_WITHOUT_FENCE",))]
 
 
 def nvcc_cpu(*args, cwd=None):
@@ -30,13 +32,15 @@ def built(tmp_path_factory):
         pytest.skip(reason)
     out = tmp_path_factory.mktemp("nvshmem_programs")
 
-    def build(name):
-        return name, nvcc_cpu("--cpu", PROGRAMS / f"{name}.cu", "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2")
+    def build(job):
+        name, source, extra = job
+        return name, nvcc_cpu("--cpu", PROGRAMS / source, "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2", *extra)
 
+    jobs = [(name, f"{name}.cu", ()) for name in RUNNABLE] + OTHERS
     with ThreadPoolExecutor(max_workers=2) as pool:  # one compiler per core
-        for name, proc in pool.map(build, RUNNABLE):
+        for name, proc in pool.map(build, jobs):
             assert proc.returncode == 0, f"pyshmem-nvcc failed for {name}:\n{proc.stdout}{proc.stderr}"
-    return {name: out / name for name in RUNNABLE}
+    return {job[0]: out / job[0] for job in jobs}
 
 
 @pytest.mark.parametrize("npes", [2, 4])
@@ -54,8 +58,6 @@ def test_ring_without_its_fence_fails_under_the_ordering_check(built, tmp_path):
     # The same program with and without nvshmem_fence between the data put and the
     # signal: with it, every seed passes; without, the ordering check delivers the signal
     # first for some seed and the next PE forwards stale data (the program says FAILED).
-    proc = nvcc_cpu("--cpu", PROGRAMS / "ring_bcast.cu", "-o", tmp_path / "ring_nofence", "-DRING_WITHOUT_FENCE")
-    assert proc.returncode == 0, proc.stderr
     seeds = range(1, 9)
     for seed in seeds[:3]:
         proc = run_pes(built["ring_bcast"], 3, timeout=120,
@@ -63,7 +65,7 @@ def test_ring_without_its_fence_fails_under_the_ordering_check(built, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
     failed = []
     for seed in seeds:
-        proc = run_pes(tmp_path / "ring_nofence", 3, timeout=120,
+        proc = run_pes(built["ring_nofence"], 3, timeout=120,
                        env={"PYSHMEM_ORDER_CHECK": "1", "PYSHMEM_ORDER_CHECK_SEED": str(seed)})
         if proc.returncode != 0:
             assert "FAILED" in proc.stdout and f"PYSHMEM_ORDER_CHECK_SEED={seed} replays" in proc.stderr, proc.stderr
@@ -85,12 +87,8 @@ def test_exit_code_and_output_are_the_programs(tmp_path):
     assert "hello from 0" in proc.stdout and "hello from 1" in proc.stdout
 
 
-def test_errors_are_cuda_error_codes_with_messages_not_crashes(tmp_path):
-    reason = cpu_kernel_toolchain_missing()
-    if reason:
-        pytest.skip(reason)
-    assert nvcc_cpu("--cpu", PROGRAMS / "errors.cu", "-o", tmp_path / "errors").returncode == 0
-    proc = run_pes(tmp_path / "errors", 2, timeout=120)
+def test_errors_are_cuda_error_codes_with_messages_not_crashes(built):
+    proc = run_pes(built["errors"], 2, timeout=120)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert out.count(": ok\n") == 2 * 13 and "WRONG" not in out, out
