@@ -15,7 +15,8 @@ from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
 PROGRAMS = REPO / "tests" / "nvshmem_programs"
 RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce"]
 # Also built by the fixture (all at once, one compiler per core): (name, source, extra flags).
-OTHERS = [("errors", "errors.cu", ()), ("ring_nofence", "ring_bcast.cu", ("-DRING_WITHOUT_FENCE",))]
+OTHERS = [("errors", "errors.cu", ()), ("ring_nofence", "ring_bcast.cu", ("-DRING_WITHOUT_FENCE",)),
+          ("alltoall", REPO / "examples" / "nvshmem" / "alltoall.cu", ())]  # the docs' worked example
 
 
 def nvcc_cpu(*args, cwd=None):
@@ -34,7 +35,8 @@ def built(tmp_path_factory):
 
     def build(job):
         name, source, extra = job
-        return name, nvcc_cpu("--cpu", PROGRAMS / source, "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2", *extra)
+        return name, nvcc_cpu("--cpu", PROGRAMS / source,  # (an absolute path stays as it is)
+                              "-o", out / name, "-arch=sm_90", "-rdc=true", "-O2", *extra)
 
     jobs = [(name, f"{name}.cu", ()) for name in RUNNABLE] + OTHERS
     with ThreadPoolExecutor(max_workers=2) as pool:  # one compiler per core
@@ -44,7 +46,7 @@ def built(tmp_path_factory):
 
 
 @pytest.mark.parametrize("npes", [2, 4])
-@pytest.mark.parametrize("name", RUNNABLE)
+@pytest.mark.parametrize("name", RUNNABLE + ["alltoall"])
 def test_program_runs_and_checks_its_results(built, name, npes):
     proc = run_pes(built[name], npes, timeout=180)
     out = proc.stdout + proc.stderr
