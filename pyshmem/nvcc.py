@@ -3,22 +3,31 @@
     pyshmem-nvcc [--cpu|--gpu] [--show] prog.cu [more.cu ...] -o prog [nvcc-style flags]
     shmemrun -n 4 ./prog
 
-``--cpu`` (the default) builds the program for the CPU with the host C++ compiler: kernels
-run on pyshmem's CPU execution of CUDA kernels (every CUDA thread a fiber, every block an
-OS thread: pyshmem/cpu_kernel.h), host code gets pyshmem's CUDA runtime subset on the CPU
+``--cpu`` builds the program for the CPU with the host C++ compiler: kernels run on
+pyshmem's CPU execution of CUDA kernels (every CUDA thread a fiber, every block an OS
+thread: pyshmem/cpu_kernel.h), host code gets pyshmem's CUDA runtime subset on the CPU
 (``<cuda_runtime.h>``: pyshmem/cpu_cuda_runtime.h) and NVSHMEM's host API
-(pyshmem/nvshmem_host.h), and the program links pyshmem's runtime (``pyshmem/lib``).
-Each source is first rewritten (pyshmem/_cuda_source.py: ``<<<...>>>`` launches, kernel
-registration, ``extern __shared__``) with its line numbers kept.
+(pyshmem/nvshmem_host.h, nvshmem_host_cpu.h), and the program links pyshmem's runtime
+(``pyshmem/lib``). Each source is first rewritten (pyshmem/_cuda_source.py: ``<<<...>>>``
+launches, kernel registration, ``extern __shared__``) with its line numbers kept.
 
-Flags understood as nvcc's: ``-c``, ``-o FILE``, ``-O0..3``, ``-g``, ``-I``, ``-D``, ``-U``,
-``-L``, ``-l``, ``-std=``, ``-Xcompiler ARGS``, ``-Xlinker ARGS``, ``-w``, ``-W...``, ``-f...`` (``-Wl,...``
-to the link step; ``-pthread``, ``-fopenmp``, ``-fsanitize=...`` to both); NVSHMEM's and
-CUDA's libraries (``-lnvshmem*``, ``-lcuda``, ``-lcudart``, ``-lnvidia-ml``) are dropped,
-pyshmem's runtime replaces them; device-code flags with no
-meaning on the CPU (``-arch``, ``-gencode``, ``-rdc``, ``-G``, ``-lineinfo``,
-``--expt-*``, ``--extended-lambda``, ``-Xptxas``, ``-maxrregcount``, ``-x cu``, ``-ccbin``)
-are accepted and ignored. ``--show`` prints the commands instead of running them.
+``--gpu`` builds it with nvcc (``$NVCC``, else ``nvcc`` on the PATH, else
+``$CUDA_HOME/bin/nvcc``) for the GPU: the sources as they are, NVSHMEM's host API on
+pyshmem's GPU heap (pyshmem/nvshmem_host_gpu.h), always with ``-rdc=true`` (as NVSHMEM
+requires; the first ``.cu`` source defines the device state, the others get
+``-DPYSHMEM_DEVICE_STATE_EXTERN``), linked with nvcc against pyshmem's runtime and
+CUDA's runtime. With neither flag the target is ``gpu`` when nvcc is found and the CUDA
+driver sees a GPU, else ``cpu``.
+
+Flags understood as nvcc's: ``-c``, ``-dc``, ``-o FILE``, ``-O0..3``, ``-g``, ``-I``, ``-D``,
+``-U``, ``-L``, ``-l``, ``-std=``, ``-Xcompiler ARGS``, ``-Xlinker ARGS``, ``-w``, ``-W...``,
+``-f...`` (``-Wl,...`` to the link step; ``-pthread``, ``-fopenmp``, ``-fsanitize=...`` to both);
+NVSHMEM's libraries (``-lnvshmem*``) are dropped, pyshmem's runtime replaces them, and on
+the CPU CUDA's too (``-lcuda``, ``-lcudart``, ``-lnvidia-ml``). Device-code flags
+(``-arch``, ``-gencode``, ``-code``, ``-G``, ``-lineinfo``, ``--expt-*``, ``--extended-lambda``,
+``-Xptxas``, ``-Xnvlink``, ``-maxrregcount``, ``-x cu``, ``-ccbin``, ``--use_fast_math``,
+``-cudart=...``) go to nvcc with ``--gpu`` and are accepted and ignored with ``--cpu``.
+``--show`` prints the commands instead of running them.
 """
 
 import os
@@ -37,8 +46,12 @@ _IGNORED_WITH_VALUE = {"-arch", "--gpu-architecture", "-gencode", "--generate-co
 _IGNORED_PREFIXES = ("-arch=", "--gpu-architecture=", "-gencode=", "--generate-code=", "-code=", "-rdc=",
                      "--relocatable-device-code=", "--expt-", "-Xptxas=", "-maxrregcount=", "-ccbin=",
                      "--use_fast_math", "-use_fast_math", "--default-stream", "-t=", "--threads=")
-_IGNORED = {"-G", "--device-debug", "-lineinfo", "--generate-line-info", "--extended-lambda", "-dc", "-rdc",
-            "--expt-relaxed-constexpr", "--expt-extended-lambda", "-cudart=static", "--cudart=static"}
+_IGNORED = {"-G", "--device-debug", "-lineinfo", "--generate-line-info", "--extended-lambda", "-rdc",
+            "--expt-relaxed-constexpr", "--expt-extended-lambda"}
+# Flags for the CPU target's nothing that still mean something to nvcc (--gpu passes them).
+_DEVICE_PREFIXES = ("-cudart=", "--cudart=")
+# nvcc's relocatable-device-code switches: --gpu always uses -rdc=true.
+_RDC = ("-rdc", "-rdc=", "--relocatable-device-code=")
 
 
 class UsageError(Exception):
@@ -64,6 +77,7 @@ def _paths():
 _BOTH = ("-pthread", "-fopenmp", "-fsanitize", "-fno-sanitize", "-flto", "-fprofile", "-fcoverage", "--coverage")
 # What NVSHMEM's and CUDA's build lines link that pyshmem's runtime replaces on the CPU.
 _REPLACED_LIBS = re.compile(r"-l(nvshmem\w*|cuda|cudart\w*|cudadevrt|nvidia-ml)$")
+_NVSHMEM_LIBS = re.compile(r"-lnvshmem\w*$")
 
 
 def _host_flag(opts, flag):
@@ -71,17 +85,19 @@ def _host_flag(opts, flag):
     if flag.startswith("-Wl,"):
         opts["link"].append(flag)
     elif flag.startswith(_BOTH):
-        opts["compile"].append(flag)
+        opts["host"].append(flag)
         opts["link"].append(flag)
     else:
-        opts["compile"].append(flag)
+        opts["host"].append(flag)
 
 
 def parse(argv):
     """Splits an nvcc-style command line into a dict: target, show, compile_only, output,
-    sources, objects, compile (flags for compiling), link (flags for linking)."""
+    sources, objects, compile (preprocessor flags), host (host-compiler flags), device
+    (nvcc's device-code flags), link (flags for linking, CUDA's libraries included),
+    opt, std."""
     opts = {"target": None, "show": False, "compile_only": False, "output": None, "sources": [], "objects": [],
-            "compile": [], "link": [], "opt": None, "std": None}
+            "compile": [], "host": [], "device": [], "link": [], "opt": None, "std": None}
     args = list(argv)
     i = 0
 
@@ -98,7 +114,7 @@ def parse(argv):
             opts["target"] = a[2:]
         elif a in ("--show", "-show", "--dryrun"):
             opts["show"] = True
-        elif a in ("-c", "--compile"):
+        elif a in ("-c", "--compile", "-dc", "--device-c"):
             opts["compile_only"] = True
         elif a in ("-o", "--output-file"):
             opts["output"] = value(a)
@@ -117,10 +133,10 @@ def parse(argv):
             opts["compile"].append(a)
         elif a in ("-L", "-l", "--library-path", "--library"):
             flag = {"--library-path": "-L", "--library": "-l"}.get(a, a) + value(a)
-            if not _REPLACED_LIBS.match(flag):
+            if not _NVSHMEM_LIBS.match(flag):
                 opts["link"].append(flag)
-        elif a[:2] in ("-L", "-l"):
-            if not _REPLACED_LIBS.match(a):
+        elif a[:2] in ("-L", "-l") and a != "-lineinfo":
+            if not _NVSHMEM_LIBS.match(a):
                 opts["link"].append(a)
         elif a in ("-Xcompiler", "--compiler-options") or a.startswith(("-Xcompiler=", "--compiler-options=")):
             text = value(a) if "=" not in a else a.split("=", 1)[1]
@@ -130,10 +146,12 @@ def parse(argv):
             opts["link"] += ["-Wl," + x for x in value(a).split(",") if x]
         elif a in ("-g", "-w", "-pthread", "-fPIC") or a.startswith(("-W", "-f")):
             _host_flag(opts, a)
-        elif a in _IGNORED or a.startswith(_IGNORED_PREFIXES):
-            pass
+        elif a in _RDC or a.startswith(_RDC):
+            pass  # --gpu: always -rdc=true; --cpu: no device code
+        elif a in _IGNORED or a.startswith(_IGNORED_PREFIXES + _DEVICE_PREFIXES):
+            opts["device"].append(a)
         elif a in _IGNORED_WITH_VALUE:
-            value(a)
+            opts["device"] += [a, value(a)]
         elif a.startswith("-"):
             raise UsageError(f"unknown option {a!r} (pass host-compiler flags with -Xcompiler {a})")
         elif a.endswith(_SOURCES):
@@ -182,7 +200,7 @@ def cpu_commands(opts, tmp):
         else:
             obj = str(Path(tmp) / f"{index}_{Path(src).name}.o")  # by index: sources may share a name
         if src.endswith(".c"):
-            cmds.append([cc, *opt, *includes, *opts["compile"], "-c", src, "-o", obj])
+            cmds.append([cc, *opt, *includes, *opts["compile"], *opts["host"], "-c", src, "-o", obj])
         else:
             rewritten = _rewrite(src, tmp, index)
             # -iquote: "header.h" next to the original source, as if compiling it in place.
@@ -191,13 +209,80 @@ def cpu_commands(opts, tmp):
             cmds.append([cxx, std, *opt, "-pthread", "-fstack-clash-protection", "-x", "c++",
                          "-include", "pyshmem/cpu_kernel.h", "-include", "pyshmem/cpu_launch.h",
                          "-DPYSHMEM_CPU_PROGRAM=1", f"-iquote{Path(src).resolve().parent}", *includes,
-                         *opts["compile"], "-c", str(rewritten), "-o", obj])
+                         *opts["compile"], *opts["host"], "-c", str(rewritten), "-o", obj])
         objects.append(obj)
     if not opts["compile_only"]:
         out = opts["output"] or "a.out"
-        cmds.append([cxx, *objects, *opts["objects"], "-o", out, *opts["link"], f"-L{p['lib']}", "-lpyshmem_core",
+        link = [f for f in opts["link"] if not _REPLACED_LIBS.match(f)]
+        cmds.append([cxx, *objects, *opts["objects"], "-o", out, *link, f"-L{p['lib']}", "-lpyshmem_core",
                      "-pthread", "-ldl"])
     return cmds
+
+
+def find_nvcc():
+    """nvcc's path ($NVCC, the PATH, $CUDA_HOME/bin, /usr/local/cuda/bin), or None."""
+    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"),
+                      os.path.join(os.environ.get("CUDA_HOME", ""), "bin", "nvcc") if os.environ.get("CUDA_HOME") else None,
+                      "/usr/local/cuda/bin/nvcc"):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _nvcc_link_flag(flag):
+    """A link flag as nvcc takes it: -L/-l as they are, -Wl,... through -Xlinker, the rest
+    (-pthread, -fopenmp, -fsanitize=...) through -Xcompiler."""
+    if flag.startswith(("-L", "-l")):
+        return [flag]
+    if flag.startswith("-Wl,"):
+        return ["-Xlinker", flag[4:]]
+    return ["-Xcompiler", flag]
+
+
+def gpu_commands(opts, tmp):
+    """The nvcc commands (a list of argv lists) that build `opts` for the GPU."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise UsageError("--gpu: nvcc not found (set NVCC or CUDA_HOME, or put nvcc on the PATH); build for the CPU "
+                         "with --cpu")
+    p = _paths()
+    opt = [opts["opt"]] if opts["opt"] else []
+    std = opts["std"] or "-std=c++17"
+    if re.fullmatch(r"-std=(c|gnu)\+\+(98|03|0x|11|1y|14)", std):
+        std = "-std=c++17"  # pyshmem's headers need C++17 (nvcc's own default)
+    host = ["-Xcompiler", ",".join(opts["host"])] if opts["host"] else []
+    includes = [f"-I{p['nvshmem']}", f"-I{p['include']}"]
+    cmds, objects = [], []
+    first_cu = next((src for src in opts["sources"] if src.endswith(".cu")), None)
+    for index, src in enumerate(opts["sources"]):
+        if opts["compile_only"]:
+            obj = opts["output"] if opts["output"] else Path(src).with_suffix(".o").name
+        else:
+            obj = str(Path(tmp) / f"{index}_{Path(src).name}.o")  # by index: sources may share a name
+        # One definition of pyshmem_d_state per program (the first .cu source's).
+        extern = ["-DPYSHMEM_DEVICE_STATE_EXTERN"] if src.endswith(".cu") and src is not first_cu else []
+        lang = [] if src.endswith(".c") else [std]
+        cmds.append([nvcc, *lang, *opt, "-rdc=true", "-DPYSHMEM_GPU_PROGRAM=1", *extern, *includes, *opts["compile"],
+                     *host, *opts["device"], "-c", src, "-o", obj])
+        objects.append(obj)
+    if not opts["compile_only"]:
+        out = opts["output"] or "a.out"
+        link = [x for f in opts["link"] for x in _nvcc_link_flag(f)]
+        cmds.append([nvcc, *opt, "-rdc=true", *opts["device"], *objects, *opts["objects"], "-o", out, *link,
+                     f"-L{p['lib']}", "-lpyshmem_core", "-Xcompiler", "-pthread", "-ldl"])
+    return cmds
+
+
+def gpu_present():
+    """True when the CUDA driver loads and sees at least one GPU (the default target)."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL(os.environ.get("PYSHMEM_CUDA_DRIVER") or "libcuda.so.1")
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _run_compiles(cmds):
@@ -225,12 +310,9 @@ def main(argv=None):
         return 0 if argv else 2
     try:
         opts = parse(argv)
-        if opts["target"] == "gpu":
-            raise UsageError("--gpu: building NVSHMEM-style programs for the GPU is not built yet (docs/design.md's "
-                             "feature table); build for the CPU with --cpu, or build the kernels for the GPU from "
-                             "Python with pyshmem.cuda.Module")
+        target = opts["target"] or ("gpu" if find_nvcc() and gpu_present() else "cpu")
         with tempfile.TemporaryDirectory(prefix="pyshmem-nvcc-") as tmp:
-            cmds = cpu_commands(opts, tmp)
+            cmds = gpu_commands(opts, tmp) if target == "gpu" else cpu_commands(opts, tmp)
             if opts["show"]:
                 for cmd in cmds:
                     print(shlex.join(cmd))

@@ -19,7 +19,9 @@
 #   4. python -m pyshmem info                                   15 s
 #   5. CUDA driver usable from Python (tests/gpu/harness.py)    15 s  (else every GPU test skips)
 #   6. pytest -x tests/gpu, 60 s a test (pytest-timeout,       180 s  (all skipped = failure)
-#      thread method, when importable; else only the step's)
+#      thread method, when importable; else only the step's;
+#      test_nvshmem_programs_gpu.py, last, first builds 6 programs
+#      with pyshmem-nvcc --gpu, all at once: skipped without nvcc)
 #   7. perftest gpu, 2 PEs: --sizes 8,64K,16M -n 50 -w 5         55 s  (shmemrun --timeout 50)
 #   8. tests/gpu/bench_device.py, medians of 3 (not 7)          45 s
 #   sum of the steps' own timeouts: 440 s.
@@ -46,7 +48,7 @@
 #     PEs of a job share it, so each module is compiled once.
 #   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) (setup.py's default too), PYSHMEM_BUILD_TYPE=Release
 #     (setup.py's default). No CMake option would make the build smaller: the C++ test
-#     programs are already off (PYSHMEM_BUILD_TESTS), nvcc is not used; setup.py uses
+#     programs are already off (PYSHMEM_BUILD_TESTS), nvcc is not used by the build; setup.py uses
 #     Ninja when the ninja module is importable (it is on the GPU machine).
 #
 # Measured on the build machine (2 cores shared with other sessions, no GPU, Python 3.11):

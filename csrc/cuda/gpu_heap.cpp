@@ -296,6 +296,8 @@ std::string gpu_probe() {
 
 bool gpu_active() { return g.active; }
 
+int gpu_device_ordinal() { return g.active ? cuda::gpu().device : -1; }
+
 std::string gpu_arch() {
   if (!g.active) return "";
   CUdevice dev = 0;

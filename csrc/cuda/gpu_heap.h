@@ -35,6 +35,9 @@ void gpu_heap_retire(State& s);
 // True when this PE has a GPU heap (backend cuda).
 bool gpu_active();
 
+// The CUDA device ordinal of this PE's GPU heap (-1 without one).
+int gpu_device_ordinal();
+
 // One line about the backend's GPU side ("cuda: GPU 0 (NVIDIA H200), 1 GiB heap ...",
 // or why the GPU is not used). Valid before init too.
 std::string gpu_describe();

@@ -20,6 +20,7 @@ void gpu_heap_create(State& s, const std::string&) {
 }
 void gpu_heap_retire(State&) {}
 bool gpu_active() { return false; }
+int gpu_device_ordinal() { return -1; }
 std::string gpu_describe() { return std::string("cpu (") + kWhy + ")"; }
 std::string gpu_probe() { return kWhy; }
 std::string gpu_arch() { return ""; }

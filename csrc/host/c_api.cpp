@@ -5,37 +5,26 @@
 
 #include "coll/coll.h"
 #include "core/error.h"
+#include "host/c_api_guard.h"
 #include "host/host.h"
 #include "team/team.h"
 #include "pyshmem/pyshmem.h"
 
-namespace {
-thread_local std::string t_last_error;
-
-template <class F>
-int guard(F&& f) {
-  try {
-    f();
-    t_last_error.clear();
-    return PYSHMEM_SUCCESS;
-  } catch (const pyshmem::Error& e) {
-    t_last_error = pyshmem::error_message(e, nullptr);
-    return e.status();
-  } catch (const std::exception& e) {
-    t_last_error = e.what();
-    return PYSHMEM_ERR_INTERNAL;
-  } catch (...) {  // e.g. a wait abandoned by an interrupt hook
-    t_last_error = "pyshmem: the call was interrupted";
-    return PYSHMEM_ERR_INTERRUPTED;
-  }
-}
-}  // namespace
-
 using namespace pyshmem;
+using capi::guard;
+
+namespace pyshmem {
+namespace capi {
+std::string& last_error() {
+  thread_local std::string message;
+  return message;
+}
+}  // namespace capi
+}  // namespace pyshmem
 
 extern "C" {
 
-const char* pyshmem_last_error(void) { return t_last_error.c_str(); }
+const char* pyshmem_last_error(void) { return capi::last_error().c_str(); }
 
 int pyshmem_init(void) { return guard([] { init(); }); }
 int pyshmem_finalize(void) { return guard([] { finalize(); }); }

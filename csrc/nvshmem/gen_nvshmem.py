@@ -77,24 +77,47 @@ def _arg_names(params):
     return [re.findall(r"[A-Za-z_]\w*", p)[-1] for p in params.split(",") if p.strip()]
 
 
-def _function(ret, name, params, call, status):
+def _function(ret, name, params, call, status, host):
+    """One NVSHMEM function calling pyshmem's. `host`: also callable from a GPU program's
+    host code (PYSHMEM_HD); else PYSHMEM_NV_DEVICE, a device function where nvcc compiles."""
     body = f"{call};" if ret == "void" and not status else f"return {call};"
     if status:  # NVSHMEM returns 0 for success where pyshmem returns nothing
         body = f"{call};\n  return 0;"
         ret = "int"
-    return f"PYSHMEM_HD {ret} {name}({params}) {{\n  {body}\n}}\n"
+    return f"{'PYSHMEM_HD' if host else 'PYSHMEM_NV_DEVICE'} {ret} {name}({params}) {{\n  {body}\n}}\n"
+
+
+def _stream_name(name):
+    """nvshmem_int_sum_reduce -> nvshmemx_int_sum_reduce_on_stream."""
+    return (name.replace("nvshmem_", "nvshmemx_", 1) if name.startswith("nvshmem_") else name) + "_on_stream"
 
 
 def _on_stream(name, params, args, status):
-    """The host form nvshmemx_<...>_on_stream of function `name`: stream work calling it
-    (pyshmem/nvshmem_host.h; programs built for the CPU)."""
-    sname = name.replace("nvshmem_", "nvshmemx_", 1) if name.startswith("nvshmem_") else name
-    sname += "_on_stream"
+    """The host form nvshmemx_<...>_on_stream of function `name` for programs built for the
+    CPU: stream work calling it (pyshmem/nvshmem_host_cpu.h)."""
+    sname = _stream_name(name)
     ret = "int" if status else "void"
     done = "\n  return 0;" if status else ""
     params = f"{params}, cudaStream_t stream" if params.strip() else "cudaStream_t stream"
     return (f"inline {ret} {sname}({params}) {{\n"
             f"  ::pyshmem::nvshmem_host::on_stream(stream, \"{sname}\", [=] {{ {name}({args}); }});{done}\n}}\n")
+
+
+def _on_stream_gpu(name, params, args, status, block_name):
+    """The same form for programs built for the GPU (pyshmem/nvshmem_host_gpu.h): a kernel
+    of one block on the stream, which calls the _block variant `block_name` with
+    PYSHMEM_ON_STREAM_BLOCK_THREADS threads, or `name` with one thread. Both are
+    templates, so a translation unit compiles only the kernels it uses."""
+    sname = _stream_name(name)
+    kernel = "pyshmem_kernel_" + sname
+    threads = "PYSHMEM_ON_STREAM_BLOCK_THREADS" if block_name else "1"
+    ret = "int" if status else "void"
+    done = "return " if status else "(void)"
+    sparams = f"{params}, cudaStream_t stream" if params.strip() else "cudaStream_t stream"
+    return (f"template <int = 0>\n__global__ void {kernel}({params}) {{ {block_name or name}({args}); }}\n"
+            f"template <int D = 0>\ninline {ret} {sname}({sparams}) {{\n"
+            f"  {kernel}<D><<<1, {threads}, 0, stream>>>({args});\n"
+            f"  {done}::pyshmem::nvshmem_host::launched(\"{sname}\");\n}}\n")
 
 
 def _variants(op):
@@ -108,42 +131,55 @@ def _nv_name(prefix, typename, name, suffix):
     return f"{prefix}_{typename + '_' if typename else ''}{name}{suffix}"
 
 
+def _guarded(typename, text):
+    return f"#if {GUARDED[typename]}\n{text}#endif\n" if typename in GUARDED else text
+
+
 def generate_device(ops):
-    out, streams = [], []
+    out, streams, gpu_streams = [], [], []
     for op in ops:
         c = op.c
         if c is None:
             continue
         args = ", ".join(_arg_names(c.params))
-        for suffix, prefix in _variants(op):
+        variants = _variants(op)
+        block_prefix = variants[-1][1] if op.coop else None
+        for suffix, prefix in variants:
             target = f"pyshmem::{op.name}{suffix}"
             stream = c.stream and not suffix
+            host = c.host and not suffix
             if c.types is None:
                 name = _nv_name(prefix, "", op.name, suffix)
-                out.append(_function(c.ret, name, c.params, f"{target}({args})", c.status))
+                out.append(_function(c.ret, name, c.params, f"{target}({args})", c.status, host))
                 if stream:
+                    block = _nv_name(block_prefix, "", op.name, "_block") if op.coop else None
                     streams.append(_on_stream(name, c.params, args, c.status))
+                    gpu_streams.append(_on_stream_gpu(name, c.params, args, c.status, block))
                 continue
             for typename in TYPE_CLASSES[c.types]:
                 ctype = RMA_TYPES[typename]
                 params = re.sub(r"\bT\b", ctype, c.params)
                 ret = re.sub(r"\bT\b", ctype, c.ret)
                 name = _nv_name(prefix, typename, op.name, suffix)
-                fn = _function(ret, name, params, f"{target}<{ctype}>({args})", c.status)
-                out.append(f"#if {GUARDED[typename]}\n{fn}#endif\n" if typename in GUARDED else fn)
+                out.append(_guarded(typename, _function(ret, name, params, f"{target}<{ctype}>({args})", c.status, host)))
                 if stream:
-                    fn = _on_stream(name, params, args, c.status)
-                    streams.append(f"#if {GUARDED[typename]}\n{fn}#endif\n" if typename in GUARDED else fn)
+                    block = _nv_name(block_prefix, typename, op.name, "_block") if op.coop else None
+                    streams.append(_guarded(typename, _on_stream(name, params, args, c.status)))
+                    gpu_streams.append(_guarded(typename, _on_stream_gpu(name, params, args, c.status, block)))
             if c.mem:  # the byte form: void* for T*, nelems in bytes
                 params = c.params.replace("const T*", "const void*").replace("T*", "void*")
                 mem_prefix = "nvshmemx" if suffix else prefix
                 name = f"{mem_prefix}_{c.mem}{suffix}"
-                out.append(_function(c.ret, name, params, f"pyshmem::{c.mem}{suffix}({args})", c.status))
+                out.append(_function(c.ret, name, params, f"pyshmem::{c.mem}{suffix}({args})", c.status, host))
                 if stream:
+                    block = f"nvshmemx_{c.mem}_block" if op.coop else None
                     streams.append(_on_stream(name, params, args, c.status))
+                    gpu_streams.append(_on_stream_gpu(name, params, args, c.status, block))
     if streams:
-        out += ["\n// ---- host forms on a stream (programs built for the CPU: pyshmem/nvshmem_host.h) ----\n"
+        out += ["\n// ---- host forms on a stream, programs built for the CPU (pyshmem/nvshmem_host_cpu.h) ----\n"
                 "#if PYSHMEM_NVSHMEM_ON_STREAM\n"] + streams + ["#endif  // PYSHMEM_NVSHMEM_ON_STREAM\n"]
+        out += ["\n// ---- host forms on a stream, programs built for the GPU (pyshmem/nvshmem_host_gpu.h) ----\n"
+                "#if PYSHMEM_NVSHMEM_ON_STREAM_GPU\n"] + gpu_streams + ["#endif  // PYSHMEM_NVSHMEM_ON_STREAM_GPU\n"]
     return out
 
 

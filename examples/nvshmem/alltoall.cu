@@ -26,7 +26,9 @@ __global__ void alltoall(float* recv, const float* send, uint64_t* arrived, uint
 int main() {
   nvshmem_init();
   const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE));
+  int devices = 1;  // one GPU per PE of the node, or PEs sharing the node's GPUs
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % devices);
   cudaStream_t stream;
   cudaStreamCreate(&stream);
   const size_t n = size_t(npes) * kChunk;

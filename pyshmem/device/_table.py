@@ -26,8 +26,11 @@ Op = namedtuple("Op", "name args result coop doc c", defaults=(None,))
 # mem: the name of the byte form (nvshmem_putmem...), whose T* become void*. prefix:
 # "nvshmemx" where NVSHMEM puts the base name there. status: NVSHMEM returns int (0) where
 # pyshmem returns void. stream: NVSHMEM also has the host form nvshmemx_<name>_on_stream
-# (stream work that runs in the stream's order; generated for programs built for the CPU).
-C = namedtuple("C", "types params ret mem prefix status stream", defaults=(None, "nvshmem", False, False))
+# (stream work that runs in the stream's order: host work in programs built for the CPU, a
+# one-block kernel in programs built for the GPU). host: also callable from the host code
+# of a program built for the GPU (it touches no peer's GPU memory); the others are device
+# functions there.
+C = namedtuple("C", "types params ret mem prefix status stream host", defaults=(None, "nvshmem", False, False, False))
 
 _RMA = "T* dest, const T* source, size_t nelems, int pe"
 _SIG = "T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe"
@@ -36,9 +39,9 @@ _TEAM_RMA = "nvshmem_team_t team, T* dest, const T* source, size_t nelems"
 
 OPS = (
     Op("my_pe", (), "int32", False, "This PE's number.",
-       c=C(None, "", "int")),
+       c=C(None, "", "int", host=True)),
     Op("n_pes", (), "int32", False, "Number of PEs.",
-       c=C(None, "", "int")),
+       c=C(None, "", "int", host=True)),
     Op("put", ("dest", "src", "pe"), None, True, "Copy src into dest on pe (min of both lengths).",
        c=C("rma", _RMA, "void", mem="putmem", stream=True)),
     Op("get", ("dest", "src", "pe"), None, True, "Copy src on pe into local dest.",
@@ -102,26 +105,26 @@ OPS = (
     Op("atomic_xor", ("dest", "value", "pe"), None, False, "Bitwise xor.",
        c=C("amo_bit", "T* dest, T value, int pe", "void")),
     Op("fence", (), None, False, "Order this thread's operations to each PE.",
-       c=C(None, "", "void")),
+       c=C(None, "", "void", host=True)),
     Op("quiet", (), None, False, "Complete this thread's operations.",
-       c=C(None, "", "void", stream=True)),
+       c=C(None, "", "void", stream=True, host=True)),
     Op("barrier_all", (), None, True, "quiet, then barrier over all PEs (one caller per PE, or a whole warp/block).",
-       c=C(None, "", "void", stream=True)),
+       c=C(None, "", "void", stream=True, host=True)),
     Op("sync_all", (), None, True, "Barrier over all PEs without quiet.",
-       c=C(None, "", "void", stream=True)),
+       c=C(None, "", "void", stream=True, host=True)),
     # Teams and collectives. `team` is a team handle: int(pyshmem.TEAM_WORLD), int(t) of a
     # split's result... Every member calls a collective (one thread, warp or block per PE).
     Op("team_my_pe", ("team",), "int32", False, "This PE's number in team, or -1.",
-       c=C(None, "nvshmem_team_t team", "int")),
+       c=C(None, "nvshmem_team_t team", "int", host=True)),
     Op("team_n_pes", ("team",), "int32", False, "Number of PEs in team, or -1.",
-       c=C(None, "nvshmem_team_t team", "int")),
+       c=C(None, "nvshmem_team_t team", "int", host=True)),
     Op("team_translate_pe", ("src_team", "pe", "dest_team"), "int32", False,
        "PE pe of src_team numbered in dest_team, or -1.",
-       c=C(None, "nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team", "int")),
+       c=C(None, "nvshmem_team_t src_team, int src_pe, nvshmem_team_t dest_team", "int", host=True)),
     Op("sync", ("team",), None, True, "Barrier over the team's PEs without quiet.",
-       c=C(None, "nvshmem_team_t team", "void", prefix="nvshmem_team", status=True, stream=True)),
+       c=C(None, "nvshmem_team_t team", "void", prefix="nvshmem_team", status=True, stream=True, host=True)),
     Op("barrier", ("team",), None, True, "quiet, then barrier over the team's PEs.",
-       c=C(None, "nvshmem_team_t team", "void", status=True, stream=True)),
+       c=C(None, "nvshmem_team_t team", "void", status=True, stream=True, host=True)),
     Op("broadcast", ("team", "dest", "src", "root"), None, True,
        "dest on every member <- src on team PE root (min of both lengths).",
        c=C("rma", _TEAM_RMA + ", int pe_root", "void", mem="broadcastmem", status=True, stream=True)),

@@ -43,7 +43,9 @@ __global__ void grid_sum(const int* in, int n, int* partial, int* totals) {
 int main() {
   nvshmem_init();
   const int mype = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  CUDA_CHECK(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE)));
+  int devices = 1;  // one GPU per PE of the node, or PEs sharing the node's GPUs
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  CUDA_CHECK(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % devices));
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 

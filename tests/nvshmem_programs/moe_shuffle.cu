@@ -51,7 +51,9 @@ __global__ void peek(long long* fill, long long* seen) {
 int main() {
   nvshmem_init();
   const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE));
+  int devices = 1;  // one GPU per PE of the node, or PEs sharing the node's GPUs
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % devices);
   float* tokens = static_cast<float*>(nvshmem_malloc(kTokens * kHidden * sizeof(float)));
   float* inbox = static_cast<float*>(nvshmem_malloc(npes * kTokens * kHidden * sizeof(float)));
   long long* fill = static_cast<long long*>(nvshmem_calloc(1, sizeof(long long)));

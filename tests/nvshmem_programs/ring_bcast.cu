@@ -44,7 +44,9 @@ int main() {
   nvshmem_init();
   const int mype = nvshmem_my_pe(), npes = nvshmem_n_pes();
   const int mype_node = nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE);
-  CUDA_CHECK(cudaSetDevice(mype_node));
+  int devices = 1;  // one GPU per PE of the node, or PEs sharing the node's GPUs
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  CUDA_CHECK(cudaSetDevice(mype_node % devices));
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
 

@@ -42,7 +42,9 @@ __global__ void spread(float* total, const float* acc) {
 int main() {
   nvshmem_init();
   const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();
-  cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE));
+  int devices = 1;  // one GPU per PE of the node, or PEs sharing the node's GPUs
+  cudaGetDeviceCount(&devices);
+  cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % devices);
   float* acc = static_cast<float*>(nvshmem_malloc(kN * sizeof(float)));
   float* mine = static_cast<float*>(nvshmem_malloc(kN * sizeof(float)));
   float* inbox = static_cast<float*>(nvshmem_malloc(kN * sizeof(float)));

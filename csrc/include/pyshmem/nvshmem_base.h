@@ -6,8 +6,9 @@
  * Semantics, completion and ordering are pyshmem's device API's (pyshmem/device.cuh,
  * docs/memory_model.md). Signal operators: use the names (NVSHMEM_SIGNAL_SET/ADD); their
  * numbers are pyshmem's (OpenSHMEM's), not NVSHMEM's. The host API (nvshmem_init,
- * nvshmem_malloc, the _on_stream forms, ...) is pyshmem/nvshmem_host.h, for programs built
- * for the CPU (pyshmem-nvcc --cpu); GPU builds get the device API only (docs/nvshmem.md). */
+ * nvshmem_malloc, the _on_stream forms, ...) is pyshmem/nvshmem_host.h, for whole programs
+ * built with pyshmem-nvcc (--cpu or --gpu); kernels built from Python get the device API
+ * only (docs/nvshmem.md). */
 #ifndef PYSHMEM_NVSHMEM_BASE_H
 #define PYSHMEM_NVSHMEM_BASE_H
 
@@ -51,8 +52,19 @@ typedef pyshmem::team_t nvshmem_team_t;
 #define NVSHMEM_SIGNAL_SET PYSHMEM_SIGNAL_SET
 #define NVSHMEM_SIGNAL_ADD PYSHMEM_SIGNAL_ADD
 
+/* Where nvcc compiles, the functions that reach symmetric memory (RMA, atomics, waits,
+ * collectives, nvshmem_ptr) are device functions: the host code of a program built for
+ * the GPU cannot reach them through the GPU heap, so calling one there fails to compile
+ * ("calling a __device__ function ... from a __host__ function"); its host code uses the
+ * _on_stream forms. The CPU build runs them on host threads too. */
+#if defined(__CUDACC__)
+#define PYSHMEM_NV_DEVICE __device__ __forceinline__
+#else
+#define PYSHMEM_NV_DEVICE inline
+#endif
+
 /* Address of `dest` on `pe` for loads and stores, or NULL when pe is not reachable so. */
-PYSHMEM_HD void* nvshmem_ptr(const void* dest, int pe) { return pyshmem::ptr(dest, pe); }
+PYSHMEM_NV_DEVICE void* nvshmem_ptr(const void* dest, int pe) { return pyshmem::ptr(dest, pe); }
 
 /* For the refusals of unserved names: a static_assert that fails only when used. */
 template <class...>

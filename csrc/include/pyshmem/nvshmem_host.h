@@ -1,37 +1,34 @@
 /* pyshmem/nvshmem_host.h: NVSHMEM's host API (nvshmem_init, nvshmem_malloc, the
- * _on_stream forms, nvshmemx_collective_launch, ...) for programs built for the CPU
- * (pyshmem-nvcc --cpu), over pyshmem's host C API (pyshmem/pyshmem.h), its CUDA runtime
- * subset on the CPU (pyshmem/cpu_cuda_runtime.h) and its CPU kernel launches
- * (pyshmem/cpu_launch.h). Included by <nvshmem.h> (pyshmem/nvshmem_base.h).
- *
- * On the CPU build a host thread calls the same functions a kernel calls: the device
- * API's (nvshmem_int_put, nvshmem_quiet, nvshmem_barrier_all ... from main() are the
- * device API run by the host thread, with its completion and ordering rules). The
- * _on_stream forms are stream work: they run in the stream's order, after the kernels and
- * copies enqueued before them, and return at once.
+ * _on_stream forms, nvshmemx_collective_launch, ...) for whole programs built with
+ * pyshmem-nvcc, over pyshmem's host C API (pyshmem/pyshmem.h). Included by <nvshmem.h>
+ * (pyshmem/nvshmem_base.h). This file holds what both targets share (constants,
+ * nvshmemx_init_attr, the info calls, the refusals, team splits); the target's own half
+ * comes first:
+ *  - pyshmem/nvshmem_host_cpu.h (pyshmem-nvcc --cpu, PYSHMEM_CPU_PROGRAM, a host compiler):
+ *    the symmetric heap is the host heap, streams are the CPU CUDA runtime subset's
+ *    (pyshmem/cpu_cuda_runtime.h), kernels run on the CPU (pyshmem/cpu_launch.h);
+ *  - pyshmem/nvshmem_host_gpu.h (pyshmem-nvcc --gpu, PYSHMEM_GPU_PROGRAM, nvcc): the
+ *    symmetric heap is pyshmem's GPU heap (pyshmem/pyshmem_gpu.h), streams and launches
+ *    are CUDA's.
  *
  * Errors: the calls that return a status return 0 for success, and otherwise print
  * pyshmem's message (what, which call, which PE, how to fix) to stderr and return
  * nonzero; nvshmem_init, which returns nothing, ends the process with status 1 when the
  * runtime cannot start (as NVSHMEM does).
  *
- * Compiled where PYSHMEM_CPU_PROGRAM is defined (pyshmem-nvcc --cpu defines it and puts
- * pyshmem/cpu_program_include on the path): kernels built from Python need none of it. */
+ * Kernels built from Python (pyshmem.cuda.Module, the CPU build of pyshmem.cuda.launch)
+ * define neither macro and get none of this. */
 #ifndef PYSHMEM_NVSHMEM_HOST_H
 #define PYSHMEM_NVSHMEM_HOST_H
 
-#if defined(PYSHMEM_CPU_PROGRAM) && !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-
+#if (defined(PYSHMEM_CPU_PROGRAM) && !defined(__CUDACC__)) || \
+    (defined(PYSHMEM_GPU_PROGRAM) && defined(__CUDACC__) && !defined(__CUDACC_RTC__))
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pyshmem/cpu_cuda_runtime.h"
-#include "pyshmem/cpu_launch.h"
 #include "pyshmem/pyshmem.h"
-
-#define PYSHMEM_NVSHMEM_ON_STREAM 1
 
 /* nvshmemx_init_attr's flags (pyshmem's numbers; use the names). */
 #define NVSHMEMX_INIT_THREAD_PES 1
@@ -67,40 +64,14 @@ inline int& init_status() {
   static int s = NVSHMEM_STATUS_NOT_INITIALIZED;
   return s;
 }
-/* Enqueues host work on `stream` (the _on_stream forms). */
-template <class F>
-inline void on_stream(cudaStream_t stream, const char* call, F work) {
-  ::pyshmem::cpu::rt::stream_enqueue(stream, call, [work]() -> cudaError_t {
-    work();
-    return cudaSuccess;
-  });
-}
 }  // namespace nvshmem_host
 }  // namespace pyshmem
 
-/* ---- setup ---- */
-
-/* Collective: starts the runtime (PYSHMEM_* set by shmemrun, or a job of one PE), binds
- * this program's device API to it, and makes cudaGetDeviceCount report one device per
- * PE of this node. Ends the process (status 1, with the reason) when it cannot start. */
-inline void nvshmem_init() {
-  if (pyshmem_init() != 0) {
-    ::pyshmem::nvshmem_host::report_failure("nvshmem_init");
-    exit(1);
-  }
-  if (::pyshmem::device_init() != 0) {
-    ::pyshmem::nvshmem_host::report_failure("nvshmem_init");
-    exit(1);
-  }
-  // The symmetric heap is device memory to the CUDA runtime (copies to and from it).
-  const pyshmem_device_state* st = ::pyshmem::detail::h_state;
-  ::pyshmem::cpu::rt::register_device_range(reinterpret_cast<const void*>(st->heap_base),
-                                            static_cast<size_t>(st->heap_stride) * static_cast<size_t>(st->n_pes));
-  int node_pes = 1;
-  pyshmem_team_n_pes(PYSHMEM_TEAM_SHARED, &node_pes);
-  ::pyshmem::cpu::rt::g_node_pes = node_pes;
-  ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_IS_INITIALIZED;
-}
+#if defined(PYSHMEM_CPU_PROGRAM) && !defined(__CUDACC__)
+#include "pyshmem/nvshmem_host_cpu.h"
+#else
+#include "pyshmem/nvshmem_host_gpu.h"
+#endif
 
 /* nvshmem_init with attributes. flags 0 or NVSHMEMX_INIT_THREAD_PES: nvshmem_init.
  * NVSHMEMX_INIT_WITH_MPI_COMM: the PEs are the job's MPI ranks as the MPI launcher
@@ -127,14 +98,6 @@ inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attr) {
 }
 inline int nvshmemx_init_status() { return ::pyshmem::nvshmem_host::init_status(); }
 
-/* Collective: waits for this PE's streams (their kernels may still use the heap), then
- * barrier and unmap the heap. */
-inline void nvshmem_finalize() {
-  cudaDeviceSynchronize();
-  if (pyshmem_finalize() != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_finalize");
-  ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_NOT_INITIALIZED;
-}
-
 inline void nvshmem_info_get_version(int* major, int* minor) {
   *major = NVSHMEM_MAJOR_VERSION;
   *minor = NVSHMEM_MINOR_VERSION;
@@ -142,22 +105,6 @@ inline void nvshmem_info_get_version(int* major, int* minor) {
 /* Writes "pyshmem" (NUL-terminated, NVSHMEM_MAX_NAME_LEN bytes at most). */
 inline void nvshmem_info_get_name(char* name) { snprintf(name, NVSHMEM_MAX_NAME_LEN, "%s", NVSHMEM_VENDOR_STRING); }
 
-/* ---- symmetric memory (collective; each ends with a barrier). NULL on failure. ---- */
-inline void* nvshmem_malloc(size_t size) {
-  void* p = nullptr;
-  return pyshmem_malloc(size, &p) == 0 ? p : (::pyshmem::nvshmem_host::report_failure("nvshmem_malloc"), nullptr);
-}
-inline void* nvshmem_calloc(size_t count, size_t size) {
-  void* p = nullptr;
-  return pyshmem_calloc(count, size, &p) == 0 ? p : (::pyshmem::nvshmem_host::report_failure("nvshmem_calloc"), nullptr);
-}
-inline void* nvshmem_align(size_t alignment, size_t size) {
-  void* p = nullptr;
-  return pyshmem_align(alignment, size, &p) == 0 ? p : (::pyshmem::nvshmem_host::report_failure("nvshmem_align"), nullptr);
-}
-inline void nvshmem_free(void* ptr) {
-  if (pyshmem_free(ptr) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_free");
-}
 /* Not supported: pyshmem's symmetric memory is its heap. Returns nonzero. */
 inline int nvshmemx_buffer_register(void*, size_t) {
   return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_register",
@@ -199,33 +146,5 @@ inline void nvshmem_team_destroy(nvshmem_team_t team) {
   if (pyshmem_team_destroy(team) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_team_destroy");
 }
 
-/* ---- kernels that synchronise with other PEs ---- */
-
-/* Launches `func` as a cooperative kernel (all blocks resident at once, this_grid().sync()
- * allowed) on `stream`; args[i] points at argument i. Returns 0, or nonzero with the
- * CUDA error printed (a bad shape, an unknown kernel). */
-inline int nvshmemx_collective_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                                      cudaStream_t stream) {
-  const cudaError_t e = ::pyshmem::cpu::launch_by_address("nvshmemx_collective_launch", func, grid, block, args,
-                                                          shared_mem, stream, true);
-  return e == cudaSuccess ? 0 : NVSHMEMX_ERROR_INTERNAL;
-}
-/* The largest grid nvshmemx_collective_launch runs with all blocks resident: on the CPU
- * build, one block per online CPU (a cooperative launch accepts up to 4096, each block an
- * OS thread, but more than the CPUs only time-share them). */
-inline int nvshmemx_collective_launch_query_gridsize(const void* func, dim3 block, void** args, size_t shared_mem,
-                                                     int* gridsize) {
-  (void)func;
-  (void)args;
-  (void)shared_mem;
-  if (uint64_t(block.x) * block.y * block.z > 1024) {
-    *gridsize = 0;
-    return NVSHMEMX_ERROR_INTERNAL;
-  }
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  *gridsize = static_cast<int>(cpus > 0 ? cpus : 1);
-  return 0;
-}
-
-#endif /* CPU build */
+#endif /* a program built with pyshmem-nvcc */
 #endif /* PYSHMEM_NVSHMEM_HOST_H */

@@ -52,7 +52,9 @@ using sys_atomic = cuda::atomic_ref<T, cuda::thread_scope_system>;
 #if defined(PYSHMEM_DEVICE_STATE_EXTERN)
 extern "C" __constant__ pyshmem_device_state pyshmem_d_state;
 #else
-extern "C" __constant__ pyshmem_device_state pyshmem_d_state = {};
+extern "C" {  // a block, not `extern` on the variable: nvcc makes that one's host shadow a declaration
+__constant__ pyshmem_device_state pyshmem_d_state = {};
+}
 #endif
 #endif
 

@@ -1,0 +1,168 @@
+/* pyshmem/nvshmem_host_gpu.h: the target-specific half of NVSHMEM's host API for
+ * programs built for the GPU (pyshmem-nvcc --gpu: nvcc with PYSHMEM_GPU_PROGRAM; included
+ * by pyshmem/nvshmem_host.h): init and finalize, the symmetric heap (pyshmem's GPU heap,
+ * pyshmem/pyshmem_gpu.h), the _on_stream forms as one-block kernels on the caller's
+ * stream, and nvshmemx_collective_launch as CUDA's cooperative launch.
+ *
+ * Kernels reach the runtime through pyshmem_d_state, the device state in each CUDA
+ * module (pyshmem/device/common.cuh): nvshmem_init copies it there, into every
+ * translation unit's copy (each registers itself below; with -rdc=true pyshmem-nvcc
+ * defines PYSHMEM_DEVICE_STATE_EXTERN in all but the first, so they share one).
+ *
+ * In host code only the calls that need no GPU memory of peers are available
+ * (nvshmem_my_pe/n_pes, the team queries, nvshmem_barrier_all/sync_all/barrier/
+ * team_sync/quiet/fence, which synchronise and complete host-side work); the RMA,
+ * atomic, wait and collective functions are device functions (PYSHMEM_NV_DEVICE in
+ * pyshmem/nvshmem_base.h), so a call from host code fails to compile. Use the
+ * _on_stream forms from the host. */
+#ifndef PYSHMEM_NVSHMEM_HOST_GPU_H
+#define PYSHMEM_NVSHMEM_HOST_GPU_H
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "pyshmem/pyshmem_gpu.h"
+
+/* The generated _on_stream forms (<nvshmem.h>) for this target: kernels of
+ * PYSHMEM_ON_STREAM_BLOCK_THREADS threads for the cooperative operations (their _block
+ * variant), of one thread for the rest. */
+#define PYSHMEM_NVSHMEM_ON_STREAM_GPU 1
+#ifndef PYSHMEM_ON_STREAM_BLOCK_THREADS
+#define PYSHMEM_ON_STREAM_BLOCK_THREADS 256
+#endif
+
+namespace pyshmem {
+namespace nvshmem_host {
+/* How to fill one translation unit's pyshmem_d_state (see the file comment). */
+typedef cudaError_t (*StateCopy)(const pyshmem_device_state*);
+inline std::vector<StateCopy>& state_copies() {
+  static std::vector<StateCopy> copies;
+  return copies;
+}
+inline int add_state_copy(StateCopy copy) {
+  state_copies().push_back(copy);
+  return 0;
+}
+namespace {
+/* This translation unit's: a static initialiser registers it before main. */
+cudaError_t copy_state_to_this_unit(const pyshmem_device_state* st) {
+  return cudaMemcpyToSymbol(pyshmem_d_state, st, sizeof *st);
+}
+[[maybe_unused]] const int this_unit_registered = add_state_copy(&copy_state_to_this_unit);
+}  // namespace
+
+/* After a launch: 0, or the launch's error printed (naming `call`) and nonzero. */
+inline int launched(const char* call) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return 0;
+  fprintf(stderr, "pyshmem: %s: the kernel launch failed: %s (%s)\n", call, cudaGetErrorString(e), cudaGetErrorName(e));
+  return NVSHMEMX_ERROR_INTERNAL;
+}
+inline int cuda_failure(const char* call, const char* what, cudaError_t e) {
+  fprintf(stderr, "pyshmem: %s: %s failed: %s (%s)\n", call, what, cudaGetErrorString(e), cudaGetErrorName(e));
+  return NVSHMEMX_ERROR_INTERNAL;
+}
+}  // namespace nvshmem_host
+}  // namespace pyshmem
+
+/* ---- setup ---- */
+
+/* Collective: starts the runtime with its GPU heap (PYSHMEM_BACKEND=cuda unless the
+ * environment says otherwise), makes pyshmem's GPU the CUDA runtime's current device
+ * (PYSHMEM_CUDA_DEVICE, else the device current before the call, else node rank modulo
+ * the GPU count: cudaSetDevice(mype_node % count) afterwards agrees), and copies the
+ * device state into this program's GPU code. Complete on return: kernels launched
+ * afterwards on any stream see it. Ends the process (status 1, with the reason) when
+ * it cannot start, e.g. on a machine with no GPU (build with --cpu there). */
+inline void nvshmem_init() {
+  setenv("PYSHMEM_BACKEND", "cuda", 0);  // fail at init, naming why, not at the first nvshmem_malloc
+  // Host code's nvshmem_my_pe/n_pes, team queries and barriers read the host's state.
+  int dev = -1;
+  pyshmem_device_state st;
+  if (pyshmem_init() != 0 || pyshmem_device_state_get(&::pyshmem::detail::h_state) != 0 ||
+      pyshmem_gpu_device(&dev) != 0 || pyshmem_gpu_device_state(&st) != 0) {
+    fprintf(stderr, "pyshmem: nvshmem_init failed: %s\n(this program was built for the GPU, with pyshmem-nvcc --gpu; "
+                    "to run it with no GPU, build it with pyshmem-nvcc --cpu)\n",
+            pyshmem_last_error());
+    exit(1);
+  }
+  cudaError_t e = cudaSetDevice(dev);
+  for (size_t i = 0; e == cudaSuccess && i < ::pyshmem::nvshmem_host::state_copies().size(); ++i)
+    e = ::pyshmem::nvshmem_host::state_copies()[i](&st);
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    ::pyshmem::nvshmem_host::cuda_failure("nvshmem_init", "copying the device state to the program's GPU code", e);
+    exit(1);
+  }
+  ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_IS_INITIALIZED;
+}
+
+/* Collective: waits for this PE's GPU work (its kernels may still use the heap), then
+ * barrier and release the runtime. */
+inline void nvshmem_finalize() {
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) ::pyshmem::nvshmem_host::cuda_failure("nvshmem_finalize", "cudaDeviceSynchronize", e);
+  if (pyshmem_finalize() != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_finalize");
+  ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_NOT_INITIALIZED;
+}
+
+/* ---- symmetric memory in the GPU heap (collective; all PEs succeed or all fail). ----
+ * NULL on failure, with the reason printed (PYSHMEM_CUDA_SYMMETRIC_SIZE sizes the heap). */
+inline void* nvshmem_malloc(size_t size) {
+  void* p = nullptr;
+  return pyshmem_gpu_malloc(size, 0, 0, &p) == 0 ? p
+                                                  : (::pyshmem::nvshmem_host::report_failure("nvshmem_malloc"), nullptr);
+}
+inline void* nvshmem_calloc(size_t count, size_t size) {
+  void* p = nullptr;
+  if (size && count > SIZE_MAX / size) {
+    fprintf(stderr, "pyshmem: nvshmem_calloc failed: count * size overflows (count %zu, size %zu)\n", count, size);
+    return nullptr;
+  }
+  return pyshmem_gpu_malloc(count * size, 0, 1, &p) == 0
+             ? p
+             : (::pyshmem::nvshmem_host::report_failure("nvshmem_calloc"), nullptr);
+}
+inline void* nvshmem_align(size_t alignment, size_t size) {
+  void* p = nullptr;
+  return pyshmem_gpu_malloc(size, alignment, 0, &p) == 0
+             ? p
+             : (::pyshmem::nvshmem_host::report_failure("nvshmem_align"), nullptr);
+}
+/* Collective (quiet, then release); NULL does nothing. */
+inline void nvshmem_free(void* ptr) {
+  if (ptr && pyshmem_gpu_free(ptr) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_free");
+}
+
+/* ---- kernels that synchronise with other PEs ---- */
+
+/* Launches `func` as a cooperative kernel (cudaLaunchCooperativeKernel: all blocks
+ * resident at once, this_grid().sync() allowed) on `stream`; args[i] points at argument
+ * i. Returns 0, or nonzero with CUDA's error printed (e.g. a grid larger than
+ * nvshmemx_collective_launch_query_gridsize's). */
+inline int nvshmemx_collective_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
+                                      cudaStream_t stream) {
+  const cudaError_t e = cudaLaunchCooperativeKernel(func, grid, block, args, shared_mem, stream);
+  return e == cudaSuccess ? 0 : ::pyshmem::nvshmem_host::cuda_failure("nvshmemx_collective_launch",
+                                                                      "cudaLaunchCooperativeKernel", e);
+}
+/* The largest grid of `block` threads and `shared_mem` dynamic shared bytes per block
+ * that nvshmemx_collective_launch runs with all blocks resident: CUDA's occupancy of
+ * `func` times the device's multiprocessors. Returns 0, or nonzero with the error. */
+inline int nvshmemx_collective_launch_query_gridsize(const void* func, dim3 block, void** args, size_t shared_mem,
+                                                     int* gridsize) {
+  (void)args;
+  *gridsize = 0;
+  int dev = 0, per_sm = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, int(block.x * block.y * block.z), shared_mem);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e != cudaSuccess)
+    return ::pyshmem::nvshmem_host::cuda_failure("nvshmemx_collective_launch_query_gridsize", "the occupancy query", e);
+  *gridsize = per_sm * sms;
+  return 0;
+}
+
+#endif /* PYSHMEM_NVSHMEM_HOST_GPU_H */
