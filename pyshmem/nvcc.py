@@ -14,9 +14,9 @@ launches, kernel registration, ``extern __shared__``) with its line numbers kept
 ``--gpu`` builds it with nvcc (``$NVCC``, else ``nvcc`` on the PATH, else
 ``$CUDA_HOME/bin/nvcc``) for the GPU: the sources as they are, NVSHMEM's host API on
 pyshmem's GPU heap (pyshmem/nvshmem_host_gpu.h), always with ``-rdc=true`` (as NVSHMEM
-requires; the first ``.cu`` source defines the device state, the others get
-``-DPYSHMEM_DEVICE_STATE_EXTERN``), linked with nvcc against pyshmem's runtime and
-CUDA's runtime. With neither flag the target is ``gpu`` when nvcc is found and the CUDA
+requires) and ``-DPYSHMEM_DEVICE_STATE_EXTERN`` (the link step compiles the one definition
+of the device state, so link ``-c`` objects with pyshmem-nvcc too), linked with nvcc
+against pyshmem's runtime and CUDA's runtime. With neither flag the target is ``gpu`` when nvcc is found and the CUDA
 driver sees a GPU, else ``cpu``.
 
 Flags understood as nvcc's: ``-c``, ``-dc``, ``-o FILE``, ``-O0..3``, ``-g``, ``-I``, ``-D``,
@@ -253,24 +253,42 @@ def gpu_commands(opts, tmp):
     host = ["-Xcompiler", ",".join(opts["host"])] if opts["host"] else []
     includes = [f"-I{p['nvshmem']}", f"-I{p['include']}"]
     cmds, objects = [], []
-    first_cu = next((src for src in opts["sources"] if src.endswith(".cu")), None)
+    common = [std, *opt, "-rdc=true", "-DPYSHMEM_GPU_PROGRAM=1", *includes, *opts["compile"], *host, *opts["device"]]
     for index, src in enumerate(opts["sources"]):
         if opts["compile_only"]:
             obj = opts["output"] if opts["output"] else Path(src).with_suffix(".o").name
         else:
             obj = str(Path(tmp) / f"{index}_{Path(src).name}.o")  # by index: sources may share a name
-        # One definition of pyshmem_d_state per program (the first .cu source's).
-        extern = ["-DPYSHMEM_DEVICE_STATE_EXTERN"] if src.endswith(".cu") and src is not first_cu else []
-        lang = [] if src.endswith(".c") else [std]
-        cmds.append([nvcc, *lang, *opt, "-rdc=true", "-DPYSHMEM_GPU_PROGRAM=1", *extern, *includes, *opts["compile"],
-                     *host, *opts["device"], "-c", src, "-o", obj])
+        # The device state is declared in every source and defined once, at the link
+        # (below): so objects compiled one at a time with -c link together.
+        lang = common[1:] if src.endswith(".c") else common
+        cmds.append([nvcc, *lang, "-DPYSHMEM_DEVICE_STATE_EXTERN", "-c", src, "-o", obj])
         objects.append(obj)
     if not opts["compile_only"]:
+        state = Path(tmp) / "pyshmem_device_state.cu"
+        state.write_text("// pyshmem-nvcc --gpu: the program's one definition of pyshmem_d_state (its device state)\n"
+                         "#include <nvshmem.h>\n")
+        cmds.append([nvcc, *common, "-c", str(state), "-o", str(state.with_suffix(".o"))])
         out = opts["output"] or "a.out"
         link = [x for f in opts["link"] for x in _nvcc_link_flag(f)]
-        cmds.append([nvcc, *opt, "-rdc=true", *opts["device"], *objects, *opts["objects"], "-o", out, *link,
-                     f"-L{p['lib']}", "-lpyshmem_core", "-Xcompiler", "-pthread", "-ldl"])
+        cmds.append([nvcc, *opt, "-rdc=true", *_link_device_flags(opts["device"]), *objects, str(state.with_suffix(".o")),
+                     *opts["objects"], "-o", out, *link, f"-L{p['lib']}", "-lpyshmem_core", "-Xcompiler", "-pthread",
+                     "-ldl"])
     return cmds
+
+
+def _link_device_flags(flags):
+    """nvcc's device flags that the link step takes too (the architectures for the device
+    link); -x names the language of sources and would make nvcc read objects as CUDA."""
+    out, skip = [], False
+    for f in flags:
+        if skip:
+            skip = False
+        elif f == "-x":
+            skip = True
+        else:
+            out.append(f)
+    return out
 
 
 def gpu_present():

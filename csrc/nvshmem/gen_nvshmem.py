@@ -106,8 +106,9 @@ def _on_stream(name, params, args, status):
 def _on_stream_gpu(name, params, args, status, block_name):
     """The same form for programs built for the GPU (pyshmem/nvshmem_host_gpu.h): a kernel
     of one block on the stream, which calls the _block variant `block_name` with
-    PYSHMEM_ON_STREAM_BLOCK_THREADS threads, or `name` with one thread. Both are
-    templates, so a translation unit compiles only the kernels it uses."""
+    PYSHMEM_ON_STREAM_BLOCK_THREADS threads, or `name` with one thread, on the device
+    nvshmem_init set up (else the job ends naming both devices). Both are templates, so a
+    translation unit compiles only the kernels it uses."""
     sname = _stream_name(name)
     kernel = "pyshmem_kernel_" + sname
     threads = "PYSHMEM_ON_STREAM_BLOCK_THREADS" if block_name else "1"
@@ -116,6 +117,7 @@ def _on_stream_gpu(name, params, args, status, block_name):
     sparams = f"{params}, cudaStream_t stream" if params.strip() else "cudaStream_t stream"
     return (f"template <int = 0>\n__global__ void {kernel}({params}) {{ {block_name or name}({args}); }}\n"
             f"template <int D = 0>\ninline {ret} {sname}({sparams}) {{\n"
+            f"  ::pyshmem::nvshmem_host::require_state_device(\"{sname}\");\n"
             f"  {kernel}<D><<<1, {threads}, 0, stream>>>({args});\n"
             f"  {done}::pyshmem::nvshmem_host::launched(\"{sname}\");\n}}\n")
 

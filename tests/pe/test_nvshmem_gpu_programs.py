@@ -120,9 +120,12 @@ def test_host_code_calling_a_device_only_function_fails_to_compile(tmp_path):
     assert "hostput.cu(5)" in proc.stderr, proc.stderr
 
 
-def test_two_sources_share_one_device_state(tmp_path):
-    """Kernels in two .cu files that both include <nvshmem.h> link into one program: the
-    first defines pyshmem_d_state, the second gets -DPYSHMEM_DEVICE_STATE_EXTERN."""
+@pytest.mark.parametrize("separately", [False, True], ids=["one-command", "compiled-one-at-a-time"])
+def test_two_sources_share_one_device_state(tmp_path, separately):
+    """Kernels in two .cu files that both include <nvshmem.h> link into one program, built
+    in one command or as a Makefile would (-c of each, then the link): every source only
+    declares pyshmem_d_state (-DPYSHMEM_DEVICE_STATE_EXTERN) and the link step compiles
+    its one definition."""
     reason = _nvcc_missing()
     if reason:
         pytest.skip(reason)
@@ -133,11 +136,18 @@ def test_two_sources_share_one_device_state(tmp_path):
         "  from_a<<<1, 1>>>(x);\n  from_b<<<1, 1>>>(x);\n  nvshmemx_barrier_all_on_stream(0);\n"
         "  cudaDeviceSynchronize();\n  nvshmem_free(x);\n  nvshmem_finalize();\n}\n")
     (tmp_path / "b.cu").write_text("#include <nvshmem.h>\n__global__ void from_b(int* x) { nvshmem_quiet(); }\n")
-    proc = nvcc("--gpu", "a.cu", "b.cu", "-o", "ab", "-arch=sm_90", cwd=tmp_path)
+    if separately:
+        for name in ("a", "b"):
+            proc = nvcc("--gpu", "-dc", f"{name}.cu", "-o", f"{name}.o", "-arch=sm_90", cwd=tmp_path)
+            assert proc.returncode == 0, proc.stderr
+        proc = nvcc("--gpu", "a.o", "b.o", "-o", "ab", "-arch=sm_90", cwd=tmp_path)
+    else:
+        proc = nvcc("--gpu", "a.cu", "b.cu", "-o", "ab", "-arch=sm_90", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "ab").is_file()
     show = nvcc("--gpu", "--show", "a.cu", "b.cu", "-o", "ab", cwd=tmp_path).stdout.splitlines()
-    assert "-DPYSHMEM_DEVICE_STATE_EXTERN" not in show[0] and "-DPYSHMEM_DEVICE_STATE_EXTERN" in show[1]
+    assert all("-DPYSHMEM_DEVICE_STATE_EXTERN" in line for line in show[:2])
+    assert "pyshmem_device_state.cu" in show[2] and "-DPYSHMEM_DEVICE_STATE_EXTERN" not in show[2]
 
 
 def test_gpu_command_lines(tmp_path):
@@ -148,7 +158,8 @@ def test_gpu_command_lines(tmp_path):
                 "-Wall", "-Xcompiler", "-fopenmp", "-Xlinker", "-rpath,/opt/x", "-lnvshmem_host", "-lnvshmem_device",
                 "-lm", "-rdc=false", "-lineinfo")
     assert proc.returncode == 0, proc.stderr
-    compile_line, link_line = proc.stdout.strip().splitlines()
+    compile_line, state_line, link_line = proc.stdout.strip().splitlines()
+    assert "pyshmem_device_state.cu" in state_line and " -arch=sm_90 " in state_line
     for flag in ("-arch=sm_90", "-O3", "-DFOO=1", "-rdc=true", "-DPYSHMEM_GPU_PROGRAM=1", "-lineinfo", "-std=c++17"):
         assert f" {flag} " in compile_line, compile_line
     assert " -Xcompiler -Wall,-fopenmp " in compile_line and "-rdc=false" not in compile_line
@@ -158,6 +169,10 @@ def test_gpu_command_lines(tmp_path):
     assert not (tmp_path / "x").exists()
     only = nvcc("--gpu", "--show", "-dc", PROGRAMS / "ring_bcast.cu", "-o", tmp_path / "x.o").stdout.strip()
     assert len(only.splitlines()) == 1 and " -c " in only  # -dc: compile only (relocatable)
+    # -x cu names the sources' language: on the link line nvcc would read the objects as CUDA.
+    lines = nvcc("--gpu", "--show", "-x", "cu", REPO / "tests" / "pe" / "programs" / "c_api_gpu_heap.cpp", "-o",
+                 tmp_path / "y").stdout.strip().splitlines()
+    assert " -x cu " in lines[0] and " -x " not in lines[-1], lines
 
 
 def test_gpu_target_without_nvcc_is_a_usage_error(tmp_path):

@@ -6,8 +6,9 @@
  *
  * Kernels reach the runtime through pyshmem_d_state, the device state in each CUDA
  * module (pyshmem/device/common.cuh): nvshmem_init copies it there, into every
- * translation unit's copy (each registers itself below; with -rdc=true pyshmem-nvcc
- * defines PYSHMEM_DEVICE_STATE_EXTERN in all but the first, so they share one).
+ * translation unit's copy (each registers itself below; pyshmem-nvcc --gpu builds with
+ * -rdc=true, defines PYSHMEM_DEVICE_STATE_EXTERN in every source and links one unit of
+ * its own that defines the state, so they all share it).
  *
  * In host code only the calls that need no GPU memory of peers are available
  * (nvshmem_my_pe/n_pes, the team queries, nvshmem_barrier_all/sync_all/barrier/
@@ -52,15 +53,37 @@ cudaError_t copy_state_to_this_unit(const pyshmem_device_state* st) {
 [[maybe_unused]] const int this_unit_registered = add_state_copy(&copy_state_to_this_unit);
 }  // namespace
 
-/* After a launch: 0, or the launch's error printed (naming `call`) and nonzero. */
+inline int cuda_failure(const char* call, const char* what, cudaError_t e) {
+  fprintf(stderr, "pyshmem: %s: %s failed: %s (%s)\n", call, what, cudaGetErrorString(e), cudaGetErrorName(e));
+  return NVSHMEMX_ERROR_INTERNAL;
+}
+/* The device nvshmem_init copied the state to (-1 before). */
+inline int& state_device() {
+  static int device = -1;
+  return device;
+}
+/* Before a launch that uses the device API: the CUDA runtime's current device must be
+ * the one whose kernels got the state (elsewhere pyshmem_d_state is zeros). Else the
+ * job ends with a message naming both (status 1): a PE that stops taking part in a
+ * collective would leave the others waiting. */
+inline void require_state_device(const char* call) {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == state_device()) return;
+  fprintf(stderr,
+          "pyshmem: %s: the current CUDA device is %d, but nvshmem_init set up pyshmem on device %d (only its kernels "
+          "can use NVSHMEM): call cudaSetDevice(%d), or choose the device with PYSHMEM_CUDA_DEVICE or a cudaSetDevice "
+          "before nvshmem_init\n",
+          call, current, state_device(), state_device());
+  pyshmem_global_exit(1);
+}
+/* After the launch of an _on_stream form: a launch that failed ends the job with CUDA's
+ * error naming `call` (status 1; the other PEs would wait for this one forever).
+ * Returns 0 otherwise. */
 inline int launched(const char* call) {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return 0;
-  fprintf(stderr, "pyshmem: %s: the kernel launch failed: %s (%s)\n", call, cudaGetErrorString(e), cudaGetErrorName(e));
-  return NVSHMEMX_ERROR_INTERNAL;
-}
-inline int cuda_failure(const char* call, const char* what, cudaError_t e) {
-  fprintf(stderr, "pyshmem: %s: %s failed: %s (%s)\n", call, what, cudaGetErrorString(e), cudaGetErrorName(e));
+  cuda_failure(call, "the kernel launch", e);
+  pyshmem_global_exit(1);
   return NVSHMEMX_ERROR_INTERNAL;
 }
 }  // namespace nvshmem_host
@@ -72,7 +95,8 @@ inline int cuda_failure(const char* call, const char* what, cudaError_t e) {
  * environment says otherwise), makes pyshmem's GPU the CUDA runtime's current device
  * (PYSHMEM_CUDA_DEVICE, else the device current before the call, else node rank modulo
  * the GPU count: cudaSetDevice(mype_node % count) afterwards agrees), and copies the
- * device state into this program's GPU code. Complete on return: kernels launched
+ * device state into this program's GPU code (that device's: the _on_stream forms and
+ * nvshmemx_collective_launch end the job when another device is current). Complete on return: kernels launched
  * afterwards on any stream see it. Ends the process (status 1, with the reason) when
  * it cannot start, e.g. on a machine with no GPU (build with --cpu there). */
 inline void nvshmem_init() {
@@ -95,14 +119,19 @@ inline void nvshmem_init() {
     ::pyshmem::nvshmem_host::cuda_failure("nvshmem_init", "copying the device state to the program's GPU code", e);
     exit(1);
   }
+  ::pyshmem::nvshmem_host::state_device() = dev;
   ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_IS_INITIALIZED;
 }
 
 /* Collective: waits for this PE's GPU work (its kernels may still use the heap), then
- * barrier and release the runtime. */
+ * barrier and release the runtime. When that work failed (a kernel trapped), the job
+ * ends with CUDA's error (status 1) instead: the other PEs may be waiting for it. */
 inline void nvshmem_finalize() {
   const cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) ::pyshmem::nvshmem_host::cuda_failure("nvshmem_finalize", "cudaDeviceSynchronize", e);
+  if (e != cudaSuccess) {
+    ::pyshmem::nvshmem_host::cuda_failure("nvshmem_finalize", "this PE's GPU work", e);
+    pyshmem_global_exit(1);
+  }
   if (pyshmem_finalize() != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_finalize");
   ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_NOT_INITIALIZED;
 }
@@ -130,9 +159,16 @@ inline void* nvshmem_align(size_t alignment, size_t size) {
              ? p
              : (::pyshmem::nvshmem_host::report_failure("nvshmem_align"), nullptr);
 }
-/* Collective (quiet, then release); NULL does nothing. */
+/* Collective: waits for this PE's GPU work (a kernel still queued could otherwise write
+ * into the next object given the same memory), quiet, then release; NULL does nothing. */
 inline void nvshmem_free(void* ptr) {
-  if (ptr && pyshmem_gpu_free(ptr) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_free");
+  if (!ptr) return;
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    ::pyshmem::nvshmem_host::cuda_failure("nvshmem_free", "this PE's GPU work", e);
+    pyshmem_global_exit(1);
+  }
+  if (pyshmem_gpu_free(ptr) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_free");
 }
 
 /* ---- kernels that synchronise with other PEs ---- */
@@ -143,6 +179,7 @@ inline void nvshmem_free(void* ptr) {
  * nvshmemx_collective_launch_query_gridsize's). */
 inline int nvshmemx_collective_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
                                       cudaStream_t stream) {
+  ::pyshmem::nvshmem_host::require_state_device("nvshmemx_collective_launch");
   const cudaError_t e = cudaLaunchCooperativeKernel(func, grid, block, args, shared_mem, stream);
   return e == cudaSuccess ? 0 : ::pyshmem::nvshmem_host::cuda_failure("nvshmemx_collective_launch",
                                                                       "cudaLaunchCooperativeKernel", e);

@@ -6,8 +6,10 @@
 // proxy to complete every earlier request).
 // put_signal makes the data visible before the signal. wait_until, test and
 // signal_wait_until are acquire operations. barrier_all = quiet + barrier over all PEs
-// and shares its counters with the host API's barrier_all, so host and device barriers
-// may alternate (but not run concurrently on one PE).
+// and, on the CPU build, shares its counters with the host API's barrier_all, so host and
+// device barriers may alternate (but not run concurrently on one PE). On a GPU the
+// kernels' barriers count in the GPU heap's system area and host code's in the host
+// heap's: each sequence is the same on every PE, so each stays consistent.
 #pragma once
 
 #include "pyshmem/device/amo.cuh"
