@@ -87,18 +87,24 @@ def test_with_the_fake_driver_init_reaches_the_cuda_runtime(built, fake_driver):
     assert "cudaErrorInsufficientDriver" in text or "cudaErrorNoDevice" in text, text
 
 
-@pytest.mark.parametrize("mode", ["cuda", "cpu"])
-def test_gpu_heap_c_api_under_the_launcher(fake_driver, tmp_path, mode):
-    """pyshmem/pyshmem_gpu.h, what nvshmem_init/malloc/free call in a GPU program: symmetric
-    offsets, alignment, zero-size objects, reuse after free, and its errors (before init,
-    bad alignment, heap exhausted, double free; every call with the cpu backend)."""
+@pytest.fixture(scope="module")
+def c_api_program(tmp_path_factory):
     reason = cpu_kernel_toolchain_missing()
     if reason:
         pytest.skip(reason)
-    proc = nvcc("--cpu", REPO / "tests" / "pe" / "programs" / "c_api_gpu_heap.cpp", "-o", tmp_path / "capi")
+    out = tmp_path_factory.mktemp("c_api_gpu") / "capi"
+    proc = nvcc("--cpu", REPO / "tests" / "pe" / "programs" / "c_api_gpu_heap.cpp", "-o", out)
     assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.parametrize("mode", ["cuda", "cpu"])
+def test_gpu_heap_c_api_under_the_launcher(fake_driver, c_api_program, mode):
+    """pyshmem/pyshmem_gpu.h, what nvshmem_init/malloc/free call in a GPU program: symmetric
+    offsets, alignment, zero-size objects, reuse after free, and its errors (before init,
+    bad alignment, heap exhausted, double free; every call with the cpu backend)."""
     env = {"PYSHMEM_BACKEND": mode, "PYSHMEM_CUDA_DRIVER": fake_driver, "PYSHMEM_CUDA_SYMMETRIC_SIZE": "8M"}
-    proc = run_pes(tmp_path / "capi", 2, *(["cpu"] if mode == "cpu" else []), timeout=60, env=env)
+    proc = run_pes(c_api_program, 2, *(["cpu"] if mode == "cpu" else []), timeout=60, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for pe in range(2):
         assert f"PE {pe} of 2: GPU heap C API OK" in proc.stdout
@@ -120,12 +126,11 @@ def test_host_code_calling_a_device_only_function_fails_to_compile(tmp_path):
     assert "hostput.cu(5)" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("separately", [False, True], ids=["one-command", "compiled-one-at-a-time"])
-def test_two_sources_share_one_device_state(tmp_path, separately):
+def test_two_sources_share_one_device_state(tmp_path):
     """Kernels in two .cu files that both include <nvshmem.h> link into one program, built
-    in one command or as a Makefile would (-c of each, then the link): every source only
-    declares pyshmem_d_state (-DPYSHMEM_DEVICE_STATE_EXTERN) and the link step compiles
-    its one definition."""
+    as a Makefile would (-dc of each, then the link; one command gives the same nvcc
+    lines, checked with --show): every source only declares pyshmem_d_state
+    (-DPYSHMEM_DEVICE_STATE_EXTERN) and the link step compiles its one definition."""
     reason = _nvcc_missing()
     if reason:
         pytest.skip(reason)
@@ -136,13 +141,10 @@ def test_two_sources_share_one_device_state(tmp_path, separately):
         "  from_a<<<1, 1>>>(x);\n  from_b<<<1, 1>>>(x);\n  nvshmemx_barrier_all_on_stream(0);\n"
         "  cudaDeviceSynchronize();\n  nvshmem_free(x);\n  nvshmem_finalize();\n}\n")
     (tmp_path / "b.cu").write_text("#include <nvshmem.h>\n__global__ void from_b(int* x) { nvshmem_quiet(); }\n")
-    if separately:
-        for name in ("a", "b"):
-            proc = nvcc("--gpu", "-dc", f"{name}.cu", "-o", f"{name}.o", "-arch=sm_90", cwd=tmp_path)
-            assert proc.returncode == 0, proc.stderr
-        proc = nvcc("--gpu", "a.o", "b.o", "-o", "ab", "-arch=sm_90", cwd=tmp_path)
-    else:
-        proc = nvcc("--gpu", "a.cu", "b.cu", "-o", "ab", "-arch=sm_90", cwd=tmp_path)
+    for name in ("a", "b"):
+        proc = nvcc("--gpu", "-dc", f"{name}.cu", "-o", f"{name}.o", "-arch=sm_90", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    proc = nvcc("--gpu", "a.o", "b.o", "-o", "ab", "-arch=sm_90", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "ab").is_file()
     show = nvcc("--gpu", "--show", "a.cu", "b.cu", "-o", "ab", cwd=tmp_path).stdout.splitlines()
