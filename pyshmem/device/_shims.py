@@ -28,6 +28,10 @@ BYTE_RMA = ("put", "get", "put_nbi", "get_nbi")
 SIGNAL_PUTS = ("put_signal", "put_signal_nbi")
 NO_ARG = ("fence", "quiet", "barrier_all", "sync_all")
 WAITS = ("wait_until", "test")
+# wait_until_{all,any,some}[_vector] and test_*: (ivars, n, [indices, n_indices,] status
+# or null, n_status, cmp, value or values, n_values); lengths are checked here.
+WAIT_SETS = tuple(f"{verb}_{mode}{vector}" for verb in ("wait_until", "test") for mode in ("all", "any", "some")
+                  for vector in ("", "_vector"))
 TEAM_QUERIES = ("team_my_pe", "team_n_pes", "team_translate_pe")
 TEAM_SYNCS = ("sync", "barrier")
 GATHERS = ("collect", "fcollect", "alltoall")  # (team, dest, dest bytes, src, src bytes)
@@ -109,6 +113,8 @@ def source():
                     body = f"pyshmem::{n}(ivar, cmp, value)"
                     out.append(f"{D} {ret} {symbol(n, tag)}({t}* ivar, int32_t cmp, {t} value) "
                                f"{{ {'return ' if ret != 'void' else ''}{body}; }}")
+            elif n in WAIT_SETS:
+                out += [_wait_set_shim(D, n, tag) for tag in INT_TAGS]
             elif n in ("team_my_pe", "team_n_pes"):
                 out.append(f"{D} int32_t {symbol(n)}(int32_t team) {{ return pyshmem::{n}(team); }}")
             elif n == "team_translate_pe":
@@ -154,6 +160,39 @@ def source():
             else:
                 raise AssertionError(f"no shim rule for device op {n!r}: add one to pyshmem/device/_shims.py")
     return "\n".join(out) + "\n"
+
+
+def _wait_set_shim(D, n, tag):
+    """The shim of one wait/test on an array of variables for element type `tag`: traps
+    (naming the call) when status, values or indices is shorter than ivars; *_any
+    return -1 where pyshmem returns SIZE_MAX (nothing left to wait for). n_status is
+    ~0 when the kernel passed no status (an empty status array is not "no mask": its
+    data pointer may be null too)."""
+    t = TYPES[tag]
+    some, vector = "_some" in n, n.endswith("_vector")
+    params = [f"{t}* ivars", "uint64_t n"] + (["uint64_t* indices", "uint64_t n_indices"] if some else [])
+    params += ["const int32_t* status", "uint64_t n_status", "int32_t cmp"]
+    params += [f"const {t}* values", "uint64_t n_values"] if vector else [f"{t} value"]
+    checks = [("n_status != ~uint64_t(0) && n_status < n", "status is shorter than ivars")]
+    if vector:
+        checks.append(("n_values < n", "values is shorter than ivars"))
+    if some:
+        checks.append(("n_indices < n", "indices is shorter than ivars"))
+    body = "".join(f"  if ({c}) pyshmem::detail::trap(\"{n}\", \"{msg}\", -1);\n" for c, msg in checks)
+    args = ["ivars", "n"] + (["reinterpret_cast<size_t*>(indices)"] if some else [])
+    args += ["n_status == ~uint64_t(0) ? nullptr : reinterpret_cast<const int*>(status)", "cmp",
+             "values" if vector else "value"]
+    call = f"pyshmem::{n}<{t}>({', '.join(args)})"
+    if "_any" in n:
+        ret = "int64_t"
+        body += f"  const size_t i = {call};\n  return i == pyshmem::kNoIndex ? -1 : static_cast<int64_t>(i);\n"
+    elif some:
+        ret, body = "int64_t", body + f"  return static_cast<int64_t>({call});\n"
+    elif n.startswith("test"):
+        ret, body = "int32_t", body + f"  return {call};\n"
+    else:
+        ret, body = "void", body + f"  {call};\n"
+    return f"{D} {ret} {symbol(n, tag)}({', '.join(params)}) {{\n{body}}}"
 
 
 @functools.lru_cache(maxsize=None)

@@ -100,9 +100,11 @@ def _cmp_name(cmp):
         return repr(cmp)
 
 
-def wait(call, view, cmp, value, real):
-    """``real()`` (a blocking host-API wait on the 1-element array ``view``), bounded by
-    the rule above when the caller is a block that later blocks of its launch follow."""
+def wait(call, view, cmp, value, real, test=None):
+    """``real()`` (a blocking host-API wait on the array ``view``: one element, or the
+    ivars of a wait_until_all/any/some), bounded by the rule above when the caller is a
+    block that later blocks of its launch follow. ``test()`` says whether the wait's
+    condition holds (default: ``pyshmem.test(view, cmp, value)``)."""
     t = kernel_thread()
     if t is None:
         return real()
@@ -110,8 +112,11 @@ def wait(call, view, cmp, value, real):
     limit = timeout() if later else 0
     if not limit:
         return real()
+    if test is None:
+        def test():
+            return pyshmem.test(view, cmp, value)
     try:
-        done = pyshmem.test(view, cmp, value)
+        done = test()
     except Exception:
         return real()  # an argument error: the real wait raises it with its own message
     since, last, pause = time.monotonic(), view.tobytes(), 0.0
@@ -132,7 +137,7 @@ def wait(call, view, cmp, value, real):
                     since = now
                 else:
                     raise KernelError(_message(t, call, view, cmp, value, limit, later))
-            done = pyshmem.test(view, cmp, value)
+            done = test()
     return real()
 
 
@@ -142,7 +147,8 @@ def _message(t, call, view, cmp, value, limit, later):
     grid, block = tuple(m._grid_dim), tuple(t.blockIdx)
     return (
         f"{where('device.' + call)}: kernel {name!r}, block {block} of grid {grid}, thread {tuple(t.threadIdx)}: "
-        f"{call}(..., {_cmp_name(cmp)}, {value}) found the value {view[0]} for {limit:g} s, unchanged, and no "
+        f"{call}(..., {_cmp_name(cmp)}, {value}) found the value{'' if view.size == 1 else 's'} "
+        f"{view[0] if view.size == 1 else list(view)} for {limit:g} s, unchanged, and no "
         f"other thread of its block can change it (each has ended or waits), while the {later} later block(s) of "
         "this launch have not started. The Numba CUDA simulator (shmemrun --sim) runs a launch's blocks one after "
         "another, so a wait that a later block of the same launch would end never completes. Fix: launch one block "

@@ -36,6 +36,33 @@ _RMA = "T* dest, const T* source, size_t nelems, int pe"
 _SIG = "T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe"
 _STRIDED = "T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe"
 _TEAM_RMA = "nvshmem_team_t team, T* dest, const T* source, size_t nelems"
+_WAIT_SET = "T* ivars, size_t nelems, const int* status, int cmp, T cmp_value"
+_WAIT_SOME = "T* ivars, size_t nelems, size_t* indices, const int* status, int cmp, T cmp_value"
+
+
+def _wait_set_op(verb, mode, vector):
+    """The row of <verb>_<mode>[_vector]: waits and tests on arrays of local variables
+    (pyshmem/device/wait_vector.cuh). status is None or an int32 array with one entry per
+    ivar (non-zero: leave it out); the _vector forms take one comparison value per ivar;
+    *_any return the lowest satisfying index, or -1 when nothing is left to wait for;
+    *_some write the satisfying indices into indices (an int64/uint64 array as long as
+    ivars) and return how many."""
+    wait = verb == "wait_until"
+    value = "values" if vector else "value"
+    args = ("ivars",) + (("indices",) if mode == "some" else ()) + ("cmp", value, "status")
+    result = {"all": None if wait else "int32", "any": "int64", "some": "int64"}[mode]
+    what = {"all": "every ivar not excluded satisfies", "any": "an ivar satisfies",
+            "some": "at least one ivar satisfies"}[mode]
+    doc = ("Wait until " if wait else "Test whether ") + what + " cmp with " + ("its own value" if vector else "value")
+    doc += {"all": "." if wait else " (1 or 0).", "any": "; its index, or -1.",
+            "some": "; how many (in indices)."}[mode]
+    params = _WAIT_SOME if mode == "some" else _WAIT_SET
+    if vector:
+        params = params.replace("T cmp_value", "T* cmp_values")
+    ret = {"all": "void" if wait else "int", "any": "size_t", "some": "size_t"}[mode]
+    # NVSHMEM has the stream forms of wait_until_all[_vector] only.
+    return Op(f"{verb}_{mode}{'_vector' if vector else ''}", args, result, False, doc,
+              c=C("wait", params, ret, stream=wait and mode == "all"))
 
 OPS = (
     Op("my_pe", (), "int32", False, "This PE's number.",
@@ -72,9 +99,11 @@ OPS = (
        "Wait until the local sig compares cmp to value; returns its value.",
        c=C(None, "uint64_t* sig_addr, int cmp, uint64_t cmp_value", "uint64_t", stream=True)),
     Op("wait_until", ("ivar", "cmp", "value"), None, False, "Wait until the local ivar[0] compares cmp to value.",
-       c=C("wait", "T* ivar, int cmp, T cmp_value", "void")),
+       c=C("wait", "T* ivar, int cmp, T cmp_value", "void", stream=True)),
     Op("test", ("ivar", "cmp", "value"), "int32", False, "1 when ivar[0] compares cmp to value, else 0.",
        c=C("wait", "T* ivar, int cmp, T cmp_value", "int")),
+) + tuple(_wait_set_op(verb, mode, vector) for verb in ("wait_until", "test") for mode in ("all", "any", "some")
+          for vector in (False, True)) + (
     Op("atomic_fetch", ("src", "pe"), "element", False, "Atomically read src[0] on pe.",
        c=C("amo_ext", "const T* source, int pe", "T")),
     Op("atomic_set", ("dest", "value", "pe"), None, False, "Atomically store value.",
@@ -129,7 +158,8 @@ OPS = (
        "dest on every member <- src on team PE root (min of both lengths).",
        c=C("rma", _TEAM_RMA + ", int pe_root", "void", mem="broadcastmem", status=True, stream=True)),
     Op("collect", ("team", "dest", "src"), None, True,
-       "dest <- the members' src back to back in team order (each member's length may differ)."),
+       "dest <- the members' src back to back in team order (each member's length may differ).",
+       c=C("rma", _TEAM_RMA, "void", mem="collectmem", status=True, stream=True)),
     Op("fcollect", ("team", "dest", "src"), None, True, "dest[j*len(src):] <- member j's src.",
        c=C("rma", _TEAM_RMA, "void", mem="fcollectmem", status=True, stream=True)),
     Op("alltoall", ("team", "dest", "src"), None, True,

@@ -26,14 +26,15 @@ Calls made outside a kernel behave as a single thread.
 """
 
 import functools
+import inspect
 import threading
 
 import numpy as np
 
 import pyshmem
-from pyshmem.device import _sim_blocks
+from pyshmem.device import _shims, _sim_blocks
 from pyshmem.device._table import OPS
-from pyshmem.errors import ShmemTypeError
+from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import where
 
 
@@ -227,6 +228,57 @@ def wait_until(ivar, cmp, value):
 def test(ivar, cmp, value):
     """1 when ivar[0] compares cmp to value, else 0."""
     return 1 if pyshmem.test(_one(ivar, "ivar"), cmp, value) else 0
+
+
+def _wait_set(op):
+    """The simulator's wait/test on an array of variables (op: its _table.py row): the
+    host API's function of the same name (pyshmem/waits.py) on the kernel's arrays, with
+    the device API's results (-1 for no index, indices written to an array) and the
+    GPU shims' checks (status, values and indices at least as long as ivars)."""
+    name = op.name
+    host = getattr(pyshmem, name)
+    test_form = getattr(pyshmem, name.replace("wait_until", "test"))
+    sig = inspect.Signature([inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                               default=None if a == "status" else inspect.Parameter.empty)
+                             for a in op.args])
+
+    def prefix(role, x, n):
+        a = _arr(x, role).reshape(-1)
+        if a.size < n:
+            raise InvalidArgumentError(f"{where('device.' + name)}: {role} is shorter than ivars ({a.size} < {n})")
+        return a[:n]
+
+    def fn(*args, **kwargs):
+        a = sig.bind(*args, **kwargs).arguments
+        ivars = _arr(a["ivars"], "ivars").reshape(-1)
+        n = ivars.size
+        value = prefix("values", a["values"], n) if "values" in a else a["value"]
+        status = None if a.get("status") is None else prefix("status", a["status"], n)
+        if name.startswith("wait_until"):
+            def over():  # the wait's condition, or nothing left to wait for
+                if n == 0 or (status is not None and status.all()):
+                    return True
+                r = test_form(ivars, a["cmp"], value, status)
+                return bool(r) if "_all" in name else (r is not None if "_any" in name else len(r) > 0)
+
+            r = _sim_blocks.wait(name, ivars, a["cmp"], value, lambda: host(ivars, a["cmp"], value, status), over)
+        else:
+            r = host(ivars, a["cmp"], value, status)
+        if "indices" in a:
+            out = prefix("indices", a["indices"], n)
+            out[:len(r)] = r
+            return len(r)
+        if "_any" in name:
+            return -1 if r is None else int(r)
+        return None if r is None else int(bool(r))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig
+    fn.__doc__ = op.doc
+    return fn
+
+
+globals().update({op.name: _wait_set(op) for op in OPS if op.name in _shims.WAIT_SETS})
 
 
 def atomic_fetch(src, pe):

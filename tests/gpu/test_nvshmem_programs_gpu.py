@@ -25,7 +25,8 @@ PROGRAMS = REPO / "tests" / "nvshmem_programs"
 # errors.cu checks the CPU runtime subset's own refusals; it is only compiled for the GPU.
 RUNNABLE = {"ring_bcast": PROGRAMS / "ring_bcast.cu", "ring_reduce": PROGRAMS / "ring_reduce.cu",
             "collective_launch": PROGRAMS / "collective_launch.cu", "moe_shuffle": PROGRAMS / "moe_shuffle.cu",
-            "half_reduce": PROGRAMS / "half_reduce.cu", "alltoall": REPO / "examples" / "nvshmem" / "alltoall.cu"}
+            "half_reduce": PROGRAMS / "half_reduce.cu", "wait_sets": PROGRAMS / "wait_sets.cu",
+            "alltoall": REPO / "examples" / "nvshmem" / "alltoall.cu"}
 
 
 @pytest.fixture(scope="module")

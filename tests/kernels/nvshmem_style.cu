@@ -96,3 +96,11 @@ extern "C" __global__ void half_put(__half* dst, const __half* src, size_t n, __
   nvshmem_bfloat16_p(bdst, __float2bfloat16(bval), (me + 1) % npes);
   nvshmem_quiet();
 }
+
+// A comparison that is not an NVSHMEM_CMP_* constant: the wait traps naming the call
+// instead of waiting for ever (wait_until, wait_until_any and test alike).
+extern "C" __global__ void bad_cmp(int* v, int cmp, int which) {
+  if (which == 0) nvshmem_int_wait_until(v, cmp, 0);
+  else if (which == 1) (void)nvshmem_int_wait_until_any(v, 1, nullptr, cmp, 0);
+  else (void)nvshmem_int_test(v, cmp, 0);
+}

@@ -10,10 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import pyshmem
+
 from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
 
 PROGRAMS = REPO / "tests" / "nvshmem_programs"
-RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce"]
+RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce", "wait_sets"]
 # Also built by the fixture (all at once, one compiler per core): (name, source, extra flags).
 OTHERS = [("errors", "errors.cu", ()), ("ring_nofence", "ring_bcast.cu", ("-DRING_WITHOUT_FENCE",)),
           ("alltoall", REPO / "examples" / "nvshmem" / "alltoall.cu", ())]  # the docs' worked example
@@ -89,6 +91,33 @@ def test_exit_code_and_output_are_the_programs(tmp_path):
     assert "hello from 0" in proc.stdout and "hello from 1" in proc.stdout
 
 
+def test_thread_levels_versions_mc_ptr_and_global_exit(tmp_path):
+    # nvshmem_init_thread (a bad level refused before anything starts), query_thread,
+    # the vendor version (pyshmem's), nvshmemx_mc_ptr (NULL: no multicast objects), and
+    # nvshmem_global_exit from one PE ending the job, PE 0 included, with its status.
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    src = tmp_path / "levels.cu"
+    src.write_text(
+        "#include <nvshmem.h>\n#include <cstdio>\nint main() {\n  int provided = -1, q = -1, a, b, c;\n"
+        "  if (nvshmem_init_thread(7, &provided) == 0) return 8;\n"
+        "  if (nvshmem_init_thread(NVSHMEM_THREAD_FUNNELED, &provided) != 0) return 9;\n"
+        "  nvshmem_query_thread(&q);\n  nvshmemx_vendor_get_version_info(&a, &b, &c);\n"
+        "  void* x = nvshmem_malloc(8);\n"
+        "  printf(\"PE %d: provided=%d query=%d multiple=%d mc_null=%d version=%d.%d.%d\\n\", nvshmem_my_pe(), provided, q,\n"
+        "         NVSHMEM_THREAD_MULTIPLE, nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, x) == nullptr, a, b, c);\n"
+        "  fflush(stdout);\n  nvshmem_barrier_all();\n  if (nvshmem_my_pe() == 1) nvshmem_global_exit(5);\n"
+        "  nvshmem_barrier_all();  // PE 0 waits here until PE 1 ends the job\n  return 0;\n}\n")
+    assert nvcc_cpu("--cpu", src, "-o", tmp_path / "levels").returncode == 0
+    proc = run_pes(tmp_path / "levels", 2, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 5, out
+    for pe in (0, 1):
+        assert f"PE {pe}: provided=3 query=3 multiple=3 mc_null=1 version={pyshmem.__version__}" in proc.stdout, out
+    assert "nvshmem_init_thread is not supported: requested must be one of NVSHMEM_THREAD_SINGLE" in proc.stderr, out
+
+
 def test_errors_are_cuda_error_codes_with_messages_not_crashes(built):
     proc = run_pes(built["errors"], 2, timeout=120)
     out = proc.stdout + proc.stderr
@@ -149,13 +178,13 @@ def test_unserved_nvshmem_call_fails_to_compile_naming_it(tmp_path):
     if reason:
         pytest.skip(reason)
     src = tmp_path / "unserved.cu"
-    src.write_text("#include <nvshmem.h>\n__global__ void k(int* v, size_t n) {\n"
-                   "  nvshmem_int_wait_until_all(v, n, nullptr, NVSHMEM_CMP_EQ, 1);\n}\n"
-                   "int main() { nvshmem_init(); nvshmem_finalize(); }\n")
+    src.write_text("#include <nvshmem.h>\nint main() {\n  nvshmem_init();\n"
+                   "  void* module = nullptr; nvshmemx_cumodule_init(module); nvshmem_finalize();\n}\n")
     proc = nvcc_cpu("--cpu", src, "-o", tmp_path / "unserved")
     assert proc.returncode != 0
-    assert "pyshmem does not provide nvshmem_int_wait_until_all yet" in proc.stderr, proc.stderr
-    assert "unserved.cu:3" in proc.stderr, proc.stderr  # the user's line, not the rewritten file's
+    assert "pyshmem does not provide nvshmemx_cumodule_init yet: kernels loaded with the CUDA driver" in proc.stderr, \
+        proc.stderr
+    assert "unserved.cu:4" in proc.stderr, proc.stderr  # the user's line, not the rewritten file's
 
 
 def test_show_prints_the_commands_without_building(tmp_path):

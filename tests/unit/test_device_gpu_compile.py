@@ -21,7 +21,7 @@ from pyshmem import device
 
 assert not device.SIMULATOR
 
-def kernel(x, y, f, u, sig, out):
+def kernel(x, y, f, u, sig, out, st):
     me, n = device.my_pe(), device.n_pes()
     right = (me + 1) % n
     device.put(x[4:], y, right); device.put_warp(x, y, right); device.put_block(x, y, right)
@@ -63,8 +63,16 @@ def kernel(x, y, f, u, sig, out):
     device.sum_reduce(team, x, y); device.prod_reduce_warp(0, f, f); device.max_reduce_block(team, u, u)
     device.min_reduce(0, f, f); device.and_reduce(team, x, y); device.or_reduce_warp(0, u, u)
     device.xor_reduce_block(team, x, x)
+    device.wait_until_all(u, pyshmem.CMP_EQ, 1); device.wait_until_all(x, pyshmem.CMP_NE, 0, st)
+    device.wait_until_all_vector(u, pyshmem.CMP_LE, u, status=st)
+    out[8] = device.wait_until_any(u, pyshmem.CMP_GE, 1, st) + device.wait_until_any_vector(x, pyshmem.CMP_EQ, y)
+    out[9] = device.wait_until_some(x, out, pyshmem.CMP_EQ, 1) + device.wait_until_some_vector(sig, out, 5, sig, st)
+    out[10] = (device.test_all(x, 0, 1) + device.test_any(u, 0, 1, st) + device.test_some(x, out, 0, 1)
+               + device.test_all_vector(x, 0, y) + device.test_any_vector(u, 0, u)
+               + device.test_some_vector(x, out, 0, y, st))
 
-sig = (types.int64[::1], types.int64[::1], types.float64[::1], types.uint32[::1], types.uint64[::1], types.int64[::1])
+sig = (types.int64[::1], types.int64[::1], types.float64[::1], types.uint32[::1], types.uint64[::1], types.int64[::1],
+       types.int32[::1])
 # Linking is the slow part (about 75 s per link on 2 cores: LTO over every device
 # function), so only sm_90 is linked; sm_80 compiles the kernel and the library.
 from numba import cuda
@@ -112,3 +120,22 @@ def test_unsupported_element_type_is_a_clear_typing_error():
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "pyshmem.device.atomic_fetch_add: element type int8 is not supported" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("call, types_, message", [
+    ("device.wait_until_all(x, 0, 1, f)", "types.int64[::1], types.float64[::1]",
+     "pyshmem.device.wait_until_all: status must be None or an int32 array, not array(float64"),
+    ("device.wait_until_any_vector(x, 0, f)", "types.int64[::1], types.float64[::1]",
+     "pyshmem.device.wait_until_any_vector: values must be an array of int64 (ivars' type), not array(float64"),
+    ("device.test_some(x, f, 0, 1)", "types.int64[::1], types.float64[::1]",
+     "pyshmem.device.test_some: indices must be an int64 or uint64 array, not array(float64"),
+    ("device.test_all(f, 0, 1)", "types.float64[::1], types.float64[::1]",
+     "pyshmem.device.test_all: element type float64 is not supported"),
+])
+def test_wait_set_arguments_are_typed_at_compile_time(call, types_, message):
+    code = ("from numba import types\nfrom pyshmem import device\n"
+            f"def k(x, f):\n    {call}\n"
+            f"try:\n    device.link(k, ({types_}))\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert message in proc.stdout, proc.stdout

@@ -4,8 +4,9 @@
 // NVSHMEM kernels port by renaming nvshmem_* to pyshmem::* (typed templates replace the
 // per-type names): put(dest, source, nelems, pe), p(dest, value, pe), g(source, pe),
 // putmem/getmem, _nbi, iput/iget, put_signal(_nbi), signal_op/fetch/wait_until,
-// wait_until/test, atomic_*, fence, quiet, barrier_all, sync_all, with _warp/_block
-// variants; teams (team_my_pe/n_pes/translate_pe, sync(team), barrier(team)) and
+// wait_until/test, wait_until_{all,any,some}[_vector] and test_{all,any,some}[_vector]
+// (pyshmem/device/wait_vector.cuh), atomic_*, fence, quiet, barrier_all, sync_all, with
+// _warp/_block variants; teams (team_my_pe/n_pes/translate_pe, sync(team), barrier(team)) and
 // collectives over teams (broadcast, fcollect, alltoall, <op>_reduce; pyshmem/device/coll.cuh). Constants: PYSHMEM_CMP_* and PYSHMEM_SIGNAL_* (pyshmem/types.h).
 //
 // Reach: peers on this node are accessed by direct loads/stores and system-scope
@@ -29,3 +30,4 @@
 #include "pyshmem/device/rma.cuh"
 #include "pyshmem/device/sync.cuh"
 #include "pyshmem/device/team.cuh"
+#include "pyshmem/device/wait_vector.cuh"

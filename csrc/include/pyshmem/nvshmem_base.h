@@ -66,6 +66,11 @@ typedef pyshmem::team_t nvshmem_team_t;
 /* Address of `dest` on `pe` for loads and stores, or NULL when pe is not reachable so. */
 PYSHMEM_NV_DEVICE void* nvshmem_ptr(const void* dest, int pe) { return pyshmem::ptr(dest, pe); }
 
+/* The multicast (NVLS) address of `ptr` for the team: pyshmem maps no multicast objects,
+ * so NULL, which is what NVSHMEM returns for a team without multicast support; callers
+ * fall back to unicast loads and stores as they must there. */
+PYSHMEM_HD void* nvshmemx_mc_ptr(nvshmem_team_t, const void*) { return nullptr; }
+
 /* For the refusals of unserved names: a static_assert that fails only when used. */
 template <class...>
 struct pyshmem_nvshmem_unserved {

@@ -42,6 +42,10 @@
 #define NVSHMEM_STATUS_IS_BOOTSTRAPPED 1
 #define NVSHMEM_STATUS_IS_INITIALIZED 2
 #define NVSHMEM_MAX_NAME_LEN 256
+#define NVSHMEM_THREAD_SINGLE 0
+#define NVSHMEM_THREAD_FUNNELED 1
+#define NVSHMEM_THREAD_SERIALIZED 2
+#define NVSHMEM_THREAD_MULTIPLE 3
 
 typedef struct {
   void* mpi_comm; /* MPI_Comm* with NVSHMEMX_INIT_WITH_MPI_COMM */
@@ -97,6 +101,32 @@ inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attr) {
   return 0;
 }
 inline int nvshmemx_init_status() { return ::pyshmem::nvshmem_host::init_status(); }
+
+/* nvshmem_init, reporting the thread level provided: always NVSHMEM_THREAD_MULTIPLE
+ * (every one-sided call may come from any thread; allocation and collectives from one
+ * thread of the PE at a time). Returns 0, or NVSHMEMX_ERROR_NOT_SUPPORTED for a
+ * `requested` that is no NVSHMEM_THREAD_* level (nothing is started then). */
+inline int nvshmem_init_thread(int requested, int* provided) {
+  if (requested < NVSHMEM_THREAD_SINGLE || requested > NVSHMEM_THREAD_MULTIPLE)
+    return ::pyshmem::nvshmem_host::unsupported("nvshmem_init_thread",
+                                                "requested must be one of NVSHMEM_THREAD_SINGLE/FUNNELED/SERIALIZED/MULTIPLE");
+  nvshmem_init();
+  if (provided) *provided = NVSHMEM_THREAD_MULTIPLE;
+  return 0;
+}
+inline void nvshmem_query_thread(int* provided) { *provided = NVSHMEM_THREAD_MULTIPLE; }
+
+/* Ends every PE of the job with exit status `status` (pyshmem_global_exit); does not
+ * return. */
+inline void nvshmem_global_exit(int status) { pyshmem_global_exit(status); }
+
+/* pyshmem's own version (NVSHMEM reports its library's here; nvshmem_info_get_version
+ * gives the API version this layer follows). */
+inline void nvshmemx_vendor_get_version_info(int* major, int* minor, int* patch) {
+  *major = PYSHMEM_VERSION_MAJOR;
+  *minor = PYSHMEM_VERSION_MINOR;
+  *patch = PYSHMEM_VERSION_PATCH;
+}
 
 inline void nvshmem_info_get_version(int* major, int* minor) {
   *major = NVSHMEM_MAJOR_VERSION;

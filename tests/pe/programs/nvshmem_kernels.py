@@ -50,7 +50,7 @@ def free(a):
     (pcuda.free if ON_GPU else shmem.free)(a)
 
 k = {name: module.get_kernel(name) for name in
-     ("ring_bcast", "ring_reduce", "block_put", "warp_nbi", "shuffle_counts", "team_sum", "half_put")}
+     ("ring_bcast", "ring_reduce", "block_put", "warp_nbi", "shuffle_counts", "team_sum", "half_put", "bad_cmp")}
 
 
 def check(cond, what):
@@ -150,6 +150,16 @@ shmem.barrier_all()
 check(np.array_equal(host(hdst), np.arange(H, dtype=np.float16) * 0.25 + left * 0.5), f"half put: {host(hdst)[:4]}")
 want_bits = int(np.array([1.5 + left], np.float32).view(np.uint32)[0] >> 16)  # exact in bfloat16
 check(int(host(bdst)[0]) == want_bits, f"bfloat16 p: {host(bdst)[0]:#x}, want {want_bits:#x}")
+
+# a comparison that is no NVSHMEM_CMP_* constant fails the launch, naming the call (CPU
+# build only: on a GPU the trap would end the CUDA context of the rest of the program)
+flag = buf(1, np.int32)
+for which, call in enumerate(() if ON_GPU else ("wait_until", "wait_until_any", "test")):
+    try:
+        pcuda.launch(k["bad_cmp"], 1, 1, flag, np.int32(42), np.int32(which))
+        check(False, f"bad cmp accepted by {call}")
+    except shmem.KernelError as e:
+        check(f"pyshmem::{call} on PE {me}: cmp must be one of PYSHMEM_CMP_EQ" in str(e), f"bad cmp: {e}")
 
 shmem.barrier_all()
 print(f"OK pe={me}", flush=True)

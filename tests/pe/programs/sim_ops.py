@@ -140,5 +140,52 @@ def k_barrier(slots):
 k_barrier[1, T](A(slots))
 assert (slots == np.arange(1, n + 1)).all(), slots
 assert device.test(slots[me:], pyshmem.CMP_EQ, me + 1) == 1
+
+# 6. Waits on arrays of flags: every PE raises its flag on every PE; the kernel takes
+# them in arrival order with wait_until_any and a status mask, then checks the rest of
+# the family on the final state (some, all, _vector, test_*, an empty wait set).
+flags = pyshmem.zeros(n, np.uint64)
+status = np.zeros(n, np.int32)
+order = np.full(n, -1, np.int64)
+idx = np.full(n, -1, np.int64)
+res = np.zeros(8, np.int64)
+want = np.ones(n, np.uint64)
+
+
+@cuda.jit
+def k_sets(flags, status, order, idx, res, want):
+    if cuda.threadIdx.x == 0:
+        me, n = device.my_pe(), device.n_pes()
+        for pe in range(n):
+            device.p(flags[me:], 1, pe)
+        k = 0
+        while True:
+            i = device.wait_until_any(flags, pyshmem.CMP_EQ, 1, status)
+            if i < 0:
+                break
+            order[k] = i
+            status[i] = 1
+            k += 1
+        res[0] = k
+        res[1] = device.wait_until_some(flags, idx, pyshmem.CMP_EQ, 1)
+        device.wait_until_all(flags, pyshmem.CMP_EQ, 1)
+        device.wait_until_all_vector(flags, pyshmem.CMP_EQ, want)
+        res[2] = device.test_all(flags, pyshmem.CMP_EQ, 1)
+        res[3] = device.test_any(flags, pyshmem.CMP_GT, 1)
+        res[4] = device.test_some_vector(flags[n:], idx[n:], pyshmem.CMP_EQ, want[n:], status[n:])  # empty
+        res[5] = device.wait_until_any_vector(flags, pyshmem.CMP_EQ, want, status)  # every flag excluded
+        res[6] = device.test_any_vector(flags, pyshmem.CMP_GE, want)
+        res[7] = device.test_all_vector(flags, pyshmem.CMP_NE, want)
+
+
+k_sets[1, T](A(flags), status, order, idx, res, want)
+assert sorted(order.tolist()) == list(range(n)), order
+assert res.tolist() == [n, n, 1, -1, 0, -1, 0, 0], res
+assert idx.tolist() == list(range(n)), idx
+try:
+    device.wait_until_some(flags, idx[:0], pyshmem.CMP_EQ, 1)  # outside a kernel: one thread
+    raise AssertionError("indices shorter than ivars was accepted")
+except pyshmem.InvalidArgumentError as e:
+    assert "pyshmem.device.wait_until_some" in str(e) and "indices is shorter than ivars" in str(e), e
 pyshmem.barrier_all()
 print(f"OK pe={me}", flush=True)

@@ -27,6 +27,15 @@ PYSHMEM_HD void quiet() {
   detail::proxy_quiet("quiet");
 }
 
+namespace detail {
+// A comparison other than PYSHMEM_CMP_* would never hold: a wait would hang and a test
+// answer 0 for ever, so it traps naming the call instead.
+PYSHMEM_HD void check_cmp(const char* call, int cmp) {
+  if (cmp < PYSHMEM_CMP_EQ || cmp > PYSHMEM_CMP_GE)
+    trap(call, "cmp must be one of PYSHMEM_CMP_EQ/NE/GT/LE/LT/GE (NVSHMEM_CMP_*)", -1);
+}
+}  // namespace detail
+
 // ---- signals ----
 // Updates sig_addr on pe: PYSHMEM_SIGNAL_SET stores, PYSHMEM_SIGNAL_ADD adds.
 PYSHMEM_HD void signal_op(uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
@@ -48,6 +57,7 @@ PYSHMEM_HD uint64_t signal_fetch(const uint64_t* sig_addr) {
 
 // Blocks until the local signal compares `cmp` to value; returns the signal's value.
 PYSHMEM_HD uint64_t signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t value) {
+  detail::check_cmp("signal_wait_until", cmp);
   const detail::WaitDesc w{"signal_wait_until", sig_addr, PYSHMEM_UINT64, cmp, value, -1};
   detail::Backoff b;
   for (;;) {
@@ -148,11 +158,13 @@ PYSHMEM_HD void put_signal_nbi_block(T* dest, const T* source, size_t nelems, ui
 // ---- point-to-point synchronisation on local symmetric variables ----
 template <class T>
 PYSHMEM_HD int test(T* ivar, int cmp, T cmp_value) {
+  detail::check_cmp("test", cmp);
   T v = detail::sys_atomic<T>(*ivar).load(cuda::std::memory_order_acquire);
   return detail::compare_t(v, cmp, cmp_value) ? 1 : 0;
 }
 template <class T>
 PYSHMEM_HD void wait_until(T* ivar, int cmp, T cmp_value) {
+  detail::check_cmp("wait_until", cmp);
   const detail::WaitDesc w{"wait_until", ivar, detail::dtype_of<T>(), cmp, detail::to_bits(cmp_value), -1};
   detail::Backoff b;
   while (!test(ivar, cmp, cmp_value)) b.pause(w);
