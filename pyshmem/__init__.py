@@ -9,7 +9,6 @@ launcher is a single PE. ``import pyshmem as shmem`` runs shmem4py programs.
 from pyshmem.errors import *  # noqa: F401,F403
 from pyshmem.constants import *  # noqa: F401,F403
 from pyshmem.runtime import *  # noqa: F401,F403
-from pyshmem.ctx import *  # noqa: F401,F403
 from pyshmem.memory import *  # noqa: F401,F403
 from pyshmem.rma import *  # noqa: F401,F403
 from pyshmem.amo import *  # noqa: F401,F403
@@ -19,10 +18,10 @@ from pyshmem.lock import *  # noqa: F401,F403
 from pyshmem.team import *  # noqa: F401,F403
 from pyshmem.collective import *  # noqa: F401,F403
 from pyshmem.profiling import *  # noqa: F401,F403
-from pyshmem import errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective, profiling
+from pyshmem import errors, constants, runtime, memory, rma, amo, signal, waits, lock, team, collective, profiling
 
 __all__ = (
-    errors.__all__ + constants.__all__ + runtime.__all__ + ctx.__all__ + memory.__all__ + rma.__all__
+    errors.__all__ + constants.__all__ + runtime.__all__ + memory.__all__ + rma.__all__
     + amo.__all__ + signal.__all__ + waits.__all__ + lock.__all__ + team.__all__ + collective.__all__
     + profiling.__all__
 )
@@ -37,7 +36,7 @@ del _wrap_public
 
 # Submodules are imported for their names above; the module objects themselves are not
 # part of the API.
-del errors, constants, runtime, ctx, memory, rma, amo, signal, waits, lock, team, collective, profiling
+del errors, constants, runtime, memory, rma, amo, signal, waits, lock, team, collective, profiling
 
 
 def load_ipython_extension(ipython):

@@ -274,7 +274,7 @@ def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
     """pyshmem.put/get/put_nbi/get_nbi when either array is a GPU array (called by the
     compiled fast path): the symmetric side must be a pyshmem.cuda array; `size` counts
     elements (default: as many as both hold); dtypes must match."""
-    from pyshmem.ctx import Ctx
+    from pyshmem.team import Ctx
 
     if ctx is not None:
         if not isinstance(ctx, Ctx) or not ctx:

@@ -3,8 +3,9 @@
 Starts N copies ("PEs") of one program on this host (or, with ``--hosts``, on
 several: see run_hosts.py), wires them up for the pyshmem bootstrap, supervises
 them and folds their exits into one exit code.
-Only the standard library is used, so the launcher works before (or without)
-the compiled ``pyshmem._C`` extension.
+The launcher itself uses only the standard library, but as a module of the
+``pyshmem`` package it is imported after ``pyshmem/__init__.py``, which loads the
+compiled core: ``shmemrun`` needs a built pyshmem like every other entry point.
 
 Environment contract (read by the C++ bootstrap)
 ------------------------------------------------

@@ -16,7 +16,7 @@
 namespace pyshmem {
 namespace py {
 
-PyObject* g_default_ctx = nullptr;  // set by pyshmem/ctx.py through _C._set_default_ctx
+PyObject* g_default_ctx = nullptr;  // set by pyshmem/team.py through _C._set_default_ctx
 
 std::string where(const char* call) {
   const State& s = state();

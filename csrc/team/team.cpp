@@ -413,6 +413,4 @@ char* team_publish(int team) {
   return slot(state(), PYSHMEM_TEAM_INDEX(team)) + PYSHMEM_TEAM_SLOT_HEADER + 64 * g.rounds;
 }
 
-size_t team_publish_bytes() { return g.publish_bytes; }
-
 }  // namespace pyshmem

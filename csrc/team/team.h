@@ -83,7 +83,6 @@ void team_sync(int team, const char* call);
 int team_sync_agree(int team, bool failed, const char* call);
 // This PE's copy of the team's publish area (publish_bytes bytes, symmetric among members).
 char* team_publish(int team);
-size_t team_publish_bytes();
 
 // Reads nbytes at symmetric `src` (an address in this PE's heap) from `pe` into `dst`:
 // a copy from the mapped peer segment, or a transport get. Complete on return.

@@ -2,9 +2,10 @@
 
 Every backend of ``pyshmem.device`` is generated from or checked against this table:
 the simulator implementation (``pyshmem/device/sim.py``) must provide exactly these
-functions with these parameters (tests/unit/test_device_table.py checks it), and the
-GPU path (extern "C" shims declared with ``cuda.declare_device``, a later increment)
-takes its symbols and signatures from it too.
+functions with these parameters (tests/unit/test_device_table.py checks it); the GPU
+path's Numba intrinsics (``gpu.py``, ``gpu_waits.py``) and the extern "C" shims they
+call (``_shims.py``) exactly these names (the same test); and <nvshmem.h>'s typed
+families are generated from the ``c`` column (csrc/nvshmem/gen_nvshmem.py).
 
 Arguments are named as in NVSHMEM's device API with Python-style arrays in place of
 pointer + count: ``dest``/``src`` are arrays (a slice gives an offset and a length),

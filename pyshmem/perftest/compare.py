@@ -32,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pyshmem.perftest.cli import parse_size
+from pyshmem.perftest.sizes import parse_size
 
 __all__ = ["main", "SYSTEMS", "FIGURES"]
 

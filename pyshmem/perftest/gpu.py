@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import pyshmem as shmem
-from pyshmem.perftest.cli import parse_size
+from pyshmem.perftest.sizes import parse_size
 from pyshmem.perftest.device import _SCOPE, _THREADS
 
 __all__ = ["main"]

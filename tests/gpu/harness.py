@@ -4,8 +4,9 @@ pyshmem_device_state uploaded into the module's `pyshmem_d_state` by hand.
 
 This checks that device-API code executes correctly on GPU hardware (every call
 targets PE 0 = this PE, by direct load/store) and gives single-GPU figures for
-device p/put costs. Multi-PE GPU runs need the CUDA backend (GPU heap exported between
-processes), which is not built yet. Uses only the CUDA driver API (cuda-bindings).
+device p/put costs. Multi-PE GPU runs go through the CUDA backend (the GPU heap
+exported between processes; the other tests/gpu programs). Uses only the CUDA driver
+API (cuda-bindings).
 Importing this module needs no GPU; GpuPE() does.
 """
 

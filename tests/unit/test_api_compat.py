@@ -55,7 +55,7 @@ signal_wait_until fence quiet
 new_lock del_lock set_lock test_lock clear_lock Lock pcontrol
 """.split()
 
-# NOT YET: names of a later issue (none today). Remove names from here as they land;
+# NOT YET: shmem4py names pyshmem lacks (none today). Remove names from here as they land;
 # test_excluded_names_are_still_missing fails once one of them exists, as a reminder to
 # check it here.
 LATER_ISSUE = set()
@@ -246,7 +246,7 @@ def test_every_shmem4py_name_exists():
 
 
 def test_excluded_names_are_still_missing():
-    """Fails when a name of a later issue lands: then move it out of LATER_ISSUE.
+    """Fails when one of LATER_ISSUE's names lands: then move it out of LATER_ISSUE.
 
     (``pyshmem.sync`` exists today, but it is the submodule pyshmem/sync.py, not
     shmem4py's ``sync(team=None)`` function; it does not count as arrived.)

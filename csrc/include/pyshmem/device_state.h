@@ -1,5 +1,5 @@
 /* pyshmem/device_state.h: the per-PE facts that code running outside the host API (the
- * device API in a later issue: CUDA kernels, the host-compiled device build) needs to
+ * device API: CUDA kernels, its CPU build, Numba's shims) needs to
  * compute peer addresses without calling into the runtime.
  *
  * Filled once by pyshmem_init() and constant until pyshmem_finalize(). Plain C, fixed
