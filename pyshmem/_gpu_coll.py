@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pyshmem._lib import lib
+from pyshmem.collective import REDUCE_KINDS, reduce_defined
 from pyshmem.errors import InvalidArgumentError, ShmemOSError, ShmemTypeError
 from pyshmem.runtime import where
 
@@ -167,9 +168,9 @@ def collective(call, kind, target, source, extra, size, team, stream):
         op = str(extra if extra is not None else "sum").lower()
         if t.dtype not in _REDUCE_TYPES:
             raise ShmemTypeError(f"{where(call)}: reductions take int8..uint64, float32/64 and complex64/128, not {t.dtype}")
-        if op not in ("and", "or", "xor", "max", "min", "sum", "prod"):
+        if op not in REDUCE_KINDS:
             raise InvalidArgumentError(f"{where(call)}: unknown reduction op {op!r}; use OP.AND/OR/XOR/MAX/MIN/SUM/PROD")
-        if (op in ("and", "or", "xor") and t.dtype.kind not in "iu") or (op in ("max", "min") and t.dtype.kind == "c"):
+        if not reduce_defined(op, t.dtype):
             raise ShmemTypeError(f"{where(call)}: the '{op}' reduction is not defined for {t.dtype}")
         n = min(t.size, s.size) if size is None else int(size)
         if n < 0 or n > t.size or n > s.size:

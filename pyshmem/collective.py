@@ -20,19 +20,21 @@ from pyshmem._lib import lib
 from pyshmem.constants import _StrEnum
 
 
-class OP(_StrEnum):
-    """Reduction operators (a str enum, as in shmem4py)."""
-
-    AND = "and"
-    OR = "or"
-    XOR = "xor"
-    MAX = "max"
-    MIN = "min"
-    SUM = "sum"
-    PROD = "prod"
-
+# The reduction operators and their kinds ("bitwise": integer types; "ordered": integer
+# and floating; "arithmetic": every type), from the one list (PYSHMEM_REDUCE_OPS,
+# pyshmem/types.h), in its order.
+REDUCE_KINDS = dict(lib.REDUCE_OPS)
+OP = _StrEnum("OP", [(name.upper(), name) for name in REDUCE_KINDS], module=__name__, qualname="OP")
+OP.__doc__ = "Reduction operators (a str enum, as in shmem4py): AND, OR, XOR, MAX, MIN, SUM, PROD."
 
 OP_AND, OP_OR, OP_XOR, OP_MAX, OP_MIN, OP_SUM, OP_PROD = OP.AND, OP.OR, OP.XOR, OP.MAX, OP.MIN, OP.SUM, OP.PROD
+
+
+def reduce_defined(op, dtype):
+    """Whether reduction ``op`` (a name in REDUCE_KINDS) is defined for NumPy ``dtype``: the
+    rule of the kinds above (the compiled side applies the same one to host arrays)."""
+    kind = REDUCE_KINDS[op]
+    return not ((kind == "bitwise" and dtype.kind not in "iu") or (kind == "ordered" and dtype.kind == "c"))
 
 sync = lib.sync
 barrier = lib.barrier

@@ -51,7 +51,7 @@ def _launcher_class(sim):
 def _whoami():  # runs on every engine: starts pyshmem there (collective)
     import os as _os
 
-    from pyshmem import runtime as _shmem  # (not the package: pyshmem/__init__ loads this module)
+    from pyshmem import runtime as _shmem  # the module, not the package's names (no import cycle)
 
     _shmem.init()
     return _shmem.my_pe(), _os.getpid()
@@ -61,7 +61,7 @@ def _leave():  # runs on every engine at stop()
     import os as _os
     import sys as _sys
 
-    from pyshmem import runtime as _shmem  # (not the package: pyshmem/__init__ loads this module)
+    from pyshmem import runtime as _shmem  # the module, not the package's names (no import cycle)
 
     _sys.stdout.flush()
     _sys.stderr.flush()

@@ -3,9 +3,10 @@
 Starts N copies ("PEs") of one program on this host (or, with ``--hosts``, on
 several: see run_hosts.py), wires them up for the pyshmem bootstrap, supervises
 them and folds their exits into one exit code.
-The launcher itself uses only the standard library, but as a module of the
-``pyshmem`` package it is imported after ``pyshmem/__init__.py``, which loads the
-compiled core: ``shmemrun`` needs a built pyshmem like every other entry point.
+The launcher itself uses only the standard library: run as a file
+(``python pyshmem/run.py``) it works without the compiled ``pyshmem._C``. As
+``shmemrun`` or ``python -m pyshmem.run`` it is a module of the package, imported after
+``pyshmem/__init__.py``, which loads the compiled core: those need a built pyshmem.
 
 Environment contract (read by the C++ bootstrap)
 ------------------------------------------------

@@ -91,8 +91,10 @@ void combine_range(CollCall& c, CombineFn f, size_t esz, char* acc, const char* 
 bool reduce_supported(int dtype, int op) { return combiner(dtype, op) != nullptr; }
 
 const char* reduce_op_name(int op) {
-  static const char* const names[] = {"and", "or", "xor", "max", "min", "sum", "prod"};
-  return op >= 0 && op <= PYSHMEM_OP_PROD ? names[op] : "?";
+#define PYSHMEM_REDUCE_OP_NAME(NAME, name, kind) name,
+  static const char* const names[] = {PYSHMEM_REDUCE_OPS(PYSHMEM_REDUCE_OP_NAME)};
+#undef PYSHMEM_REDUCE_OP_NAME
+  return op >= 0 && op < PYSHMEM_OP_COUNT ? names[op] : "?";
 }
 
 void reduce(int team, void* dest, const void* source, size_t nelems, int dtype, int op, const char* call) {
@@ -101,7 +103,7 @@ void reduce(int team, void* dest, const void* source, size_t nelems, int dtype, 
   // A rejected call still meets the others (CollCall::begin), so they fail too.
   std::string err;
   pyshmem_status status = PYSHMEM_ERR_INVALID_ARG;
-  if (!f && (op < PYSHMEM_OP_AND || op > PYSHMEM_OP_PROD)) {
+  if (!f && (op < 0 || op >= PYSHMEM_OP_COUNT)) {
     err = "op " + std::to_string(op) + " is not a reduction operator; use a PYSHMEM_OP_* code (OP.AND/OR/XOR/MAX/MIN/SUM/PROD)";
   } else if (!f) {
     status = PYSHMEM_ERR_TYPE;

@@ -105,7 +105,7 @@ bool parse_op(const char* call, PyObject* obj, int* out) {
   if (PyUnicode_Check(obj)) {  // OP members are str enums: 'sum', 'max', ...
     const char* t = PyUnicode_AsUTF8(obj);
     if (!t) return false;
-    for (int op = PYSHMEM_OP_AND; op <= PYSHMEM_OP_PROD; ++op)
+    for (int op = 0; op < PYSHMEM_OP_COUNT; ++op)
       if (strcasecmp(t, reduce_op_name(op)) == 0) return *out = op, true;
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  std::string("unknown reduction op '") + t + "'; use OP.AND/OR/XOR/MAX/MIN/SUM/PROD");

@@ -69,6 +69,13 @@ PYBIND11_MODULE(_C, m) {
   m.attr("VERSION") = pybind::make_tuple(PYSHMEM_VERSION_MAJOR, PYSHMEM_VERSION_MINOR, PYSHMEM_VERSION_PATCH);
   m.attr("SPEC_VERSION") = pybind::make_tuple(PYSHMEM_MAJOR_VERSION, PYSHMEM_MINOR_VERSION);
   m.attr("VENDOR_STRING") = PYSHMEM_VENDOR_STRING;
+  // The reduction operators as (name, kind) in enum order (pyshmem/types.h).
+  pybind::tuple ops(static_cast<size_t>(PYSHMEM_OP_COUNT));
+  int k = 0;
+#define PYSHMEM_REDUCE_OP_ROW(NAME, name, kind) ops[k++] = pybind::make_tuple(name, kind);
+  PYSHMEM_REDUCE_OPS(PYSHMEM_REDUCE_OP_ROW)
+#undef PYSHMEM_REDUCE_OP_ROW
+  m.attr("REDUCE_OPS") = ops;
   m.attr("CMP_EQ") = int(PYSHMEM_CMP_EQ);
   m.attr("CMP_NE") = int(PYSHMEM_CMP_NE);
   m.attr("CMP_GT") = int(PYSHMEM_CMP_GT);

@@ -14,7 +14,9 @@ plain numbers. ``coop`` operations also exist as ``<name>_warp`` and ``<name>_bl
 all threads of the warp/block call them with the same arguments and share the work.
 """
 
+import re
 from collections import namedtuple
+from pathlib import Path
 
 # `c`: the operation's C signature as NVSHMEM spells it (csrc/nvshmem/gen_nvshmem.py
 # generates <nvshmem.h>'s typed families from it at build time), or None when NVSHMEM
@@ -41,11 +43,28 @@ _WAIT_SET = "T* ivars, size_t nelems, const int* status, int cmp, T cmp_value"
 _WAIT_SOME = "T* ivars, size_t nelems, size_t* indices, const int* status, int cmp, T cmp_value"
 
 
+def _reduce_ops():
+    """[(name, kind)] of PYSHMEM_REDUCE_OPS, the one list of reduction operators
+    (pyshmem/types.h), read from the header because this table is also run at build time,
+    before the compiled module exists (csrc/nvshmem/gen_nvshmem.py)."""
+    here = Path(__file__).resolve().parents[1]
+    for include in (here / "include", here.parent / "csrc" / "include"):  # installed, then source tree
+        header = include / "pyshmem" / "types.h"
+        if header.is_file():
+            m = re.search(r"#define PYSHMEM_REDUCE_OPS\(X\)((?:.*\\\n)*.*)", header.read_text())
+            return re.findall(r'X\(\w+, "(\w+)", "(\w+)"\)', m.group(1))
+    raise FileNotFoundError("pyshmem/types.h is missing from this installation; reinstall pyshmem")
+
+
+REDUCE_OPS = _reduce_ops()
+
+
 def _wait_set_op(verb, mode, vector):
     """The row of <verb>_<mode>[_vector]: waits and tests on arrays of local variables
     (pyshmem/device/wait_vector.cuh). status is None or an int32 array with one entry per
     ivar (non-zero: leave it out); the _vector forms take one comparison value per ivar;
-    *_any return the lowest satisfying index, or -1 when nothing is left to wait for;
+    *_any return the lowest satisfying index, or -1 (test_any: none satisfies it now; both:
+    the wait set is empty);
     *_some write the satisfying indices into indices (an int64/uint64 array as long as
     ivars) and return how many."""
     wait = verb == "wait_until"
@@ -55,7 +74,7 @@ def _wait_set_op(verb, mode, vector):
     what = {"all": "every ivar not excluded satisfies", "any": "an ivar satisfies",
             "some": "at least one ivar satisfies"}[mode]
     doc = ("Wait until " if wait else "Test whether ") + what + " cmp with " + ("its own value" if vector else "value")
-    doc += {"all": "." if wait else " (1 or 0).", "any": "; its index, or -1.",
+    doc += {"all": "." if wait else " (1 or 0).", "any": "; its index, or -1 (none).",
             "some": "; how many (in indices)."}[mode]
     params = _WAIT_SOME if mode == "some" else _WAIT_SET
     if vector:
@@ -169,10 +188,10 @@ OPS = (
 ) + tuple(
     Op(f"{r}_reduce", ("team", "dest", "src"), None, True,
        f"dest[i] = {r} over the members of src[i] (min of both lengths)"
-       + (" (integer arrays)" if r in ("and", "or", "xor") else "") + ".",
-       C("reduce_bit" if r in ("and", "or", "xor") else "reduce", "nvshmem_team_t team, T* dest, const T* source, size_t nreduce",
+       + (" (integer arrays)" if kind == "bitwise" else "") + ".",
+       C("reduce_bit" if kind == "bitwise" else "reduce", "nvshmem_team_t team, T* dest, const T* source, size_t nreduce",
          "void", status=True, stream=True))
-    for r in ("sum", "prod", "max", "min", "and", "or", "xor")
+    for r, kind in REDUCE_OPS
 )
 
 

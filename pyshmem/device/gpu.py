@@ -19,8 +19,8 @@ from numba.core.extending import intrinsic
 from pyshmem.device import _shims
 from pyshmem.device._table import OPS
 from pyshmem.device.gpu_link import _setup_module, library, link, linkable  # noqa: F401 - re-exported
-from pyshmem.device.gpu_lowering import (_I8P, _I32, _I64, _VALUE_TAG_OF, _VOID, _array, _contiguous, _fn, _i32,
-                                         _is_array, _is_int, _tag)
+from pyshmem.device.gpu_lowering import (_I8P, _I32, _I64, _VALUE_TAG_OF, _VOID, _array, _cmp_value, _contiguous, _fn,
+                                         _i32, _is_array, _is_int, _tag)
 from pyshmem.device.gpu_waits import make_wait_set
 from pyshmem.errors import ShmemTypeError
 from pyshmem.runtime import where
@@ -297,8 +297,13 @@ def _make_typed(op):
                 tys.append(_I32)
                 k += 1
             for _ in scalar_args:
-                vals.append(context.cast(builder, args[k], s.args[k], dt))
-                tys.append(elem)
+                if name in _shims.WAITS:  # checked against dt by the shim
+                    v, t = _cmp_value(context, builder, s.args[k], args[k])
+                    vals += v
+                    tys += t
+                else:
+                    vals.append(context.cast(builder, args[k], s.args[k], dt))
+                    tys.append(elem)
                 k += 1
             if "pe" in op.args:
                 vals.append(_i32(context, builder, s.args[k], args[k]))

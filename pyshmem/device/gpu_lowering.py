@@ -63,3 +63,12 @@ def _contiguous(call, *arrays):
 def _is_int(t):
     # CMP_* and SIGNAL_* are IntEnum members; Numba types them apart from plain ints.
     return isinstance(t, (types.Integer, types.IntEnumMember))
+
+
+def _cmp_value(context, builder, ty, val):
+    """A wait's comparison value as the shims take it: (the value widened to 64 bits,
+    whether it was signed), so the shim can trap on one the ivars' type cannot hold."""
+    base = ty.dtype if isinstance(ty, types.IntEnumMember) else ty
+    signed = getattr(base, "signed", True)
+    wide = context.cast(builder, val, ty, types.int64 if signed else types.uint64)
+    return [wide, ir.Constant(_I32, int(signed))], [_I64, _I32]

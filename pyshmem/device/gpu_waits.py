@@ -12,7 +12,7 @@ from numba import types
 from numba.core.extending import intrinsic
 
 from pyshmem.device import _shims
-from pyshmem.device.gpu_lowering import _I32, _I64, _VOID, _contiguous, _fn, _i32, _is_array, _is_int, _tag
+from pyshmem.device.gpu_lowering import _I32, _I64, _VOID, _cmp_value, _contiguous, _fn, _i32, _is_array, _is_int, _tag
 from pyshmem.errors import ShmemTypeError
 from pyshmem.runtime import where
 
@@ -79,9 +79,10 @@ def make_wait_set(op):
             if vector:
                 call += list(_data(context, builder, s.args[k + 1], vals[k + 1], elem))
                 tys += [elem.as_pointer(), _I64]
-            else:
-                call.append(context.cast(builder, vals[k + 1], s.args[k + 1], ivars.dtype))
-                tys.append(elem)
+            else:  # checked against the ivars' type by the shim
+                v, t = _cmp_value(context, builder, s.args[k + 1], vals[k + 1])
+                call += v
+                tys += t
             r = builder.call(_fn(builder, sym(name, tag), ret_ir, tys), call)
             return r if ret_ir is not _VOID else context.get_dummy_value()
 

@@ -33,7 +33,7 @@ import numpy as np
 
 import pyshmem
 from pyshmem.device import _shims, _sim_blocks
-from pyshmem.device._table import OPS
+from pyshmem.device._table import OPS, REDUCE_OPS
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import where
 
@@ -233,8 +233,9 @@ def test(ivar, cmp, value):
 def _wait_set(op):
     """The simulator's wait/test on an array of variables (op: its _table.py row): the
     host API's function of the same name (pyshmem/waits.py) on the kernel's arrays, with
-    the device API's results (-1 for no index, indices written to an array) and the
-    GPU shims' checks (status, values and indices at least as long as ivars)."""
+    the device API's results (-1 for no index, indices written to an array) and the GPU
+    path's checks, made before anything waits: contiguous arrays, an int32 status, values
+    of ivars' type, int64/uint64 indices, none of them shorter than ivars."""
     name = op.name
     host = getattr(pyshmem, name)
     test_form = getattr(pyshmem, name.replace("wait_until", "test"))
@@ -242,18 +243,26 @@ def _wait_set(op):
                                                default=None if a == "status" else inspect.Parameter.empty)
                              for a in op.args])
 
-    def prefix(role, x, n):
-        a = _arr(x, role).reshape(-1)
-        if a.size < n:
+    def flat(role, x, dtypes, want, n=None):
+        a = _arr(x, role)
+        if a.dtype not in dtypes:
+            raise ShmemTypeError(f"{where('device.' + name)}: {role} must be {want}, not an array of {a.dtype}")
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            raise ShmemTypeError(f"{where('device.' + name)}: {role} is not contiguous; pass a contiguous array or slice")
+        a = a.reshape(-1, order="A")  # a view: writes to indices land in the kernel's array
+        if n is not None and a.size < n:
             raise InvalidArgumentError(f"{where('device.' + name)}: {role} is shorter than ivars ({a.size} < {n})")
-        return a[:n]
+        return a if n is None else a[:n]
 
     def fn(*args, **kwargs):
         a = sig.bind(*args, **kwargs).arguments
-        ivars = _arr(a["ivars"], "ivars").reshape(-1)
+        ivars = flat("ivars", a["ivars"], _INT_DTYPES, "an array of int32/int64/uint32/uint64")
         n = ivars.size
-        value = prefix("values", a["values"], n) if "values" in a else a["value"]
-        status = None if a.get("status") is None else prefix("status", a["status"], n)
+        value = flat("values", a["values"], (ivars.dtype,), f"an array of {ivars.dtype} (ivars' type)", n) \
+            if "values" in a else a["value"]
+        status = None if a.get("status") is None else flat("status", a["status"], (np.dtype(np.int32),),
+                                                           "None or an int32 array", n)
+        out = flat("indices", a["indices"], _INDEX_DTYPES, "an int64 or uint64 array", n) if "indices" in a else None
         if name.startswith("wait_until"):
             def over():  # the wait's condition, or nothing left to wait for
                 if n == 0 or (status is not None and status.all()):
@@ -264,8 +273,7 @@ def _wait_set(op):
             r = _sim_blocks.wait(name, ivars, a["cmp"], value, lambda: host(ivars, a["cmp"], value, status), over)
         else:
             r = host(ivars, a["cmp"], value, status)
-        if "indices" in a:
-            out = prefix("indices", a["indices"], n)
+        if out is not None:
             out[:len(r)] = r
             return len(r)
         if "_any" in name:
@@ -278,6 +286,8 @@ def _wait_set(op):
     return fn
 
 
+_INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))  # _shims.INT_TAGS
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.uint64))
 globals().update({op.name: _wait_set(op) for op in OPS if op.name in _shims.WAIT_SETS})
 
 
@@ -437,8 +447,7 @@ def _reduction(op):
     return f
 
 
-sum_reduce, prod_reduce, max_reduce, min_reduce = (_reduction(o) for o in ("sum", "prod", "max", "min"))
-and_reduce, or_reduce, xor_reduce = (_reduction(o) for o in ("and", "or", "xor"))
+globals().update({f"{r}_reduce": _reduction(r) for r, _kind in REDUCE_OPS})
 
 
 def _marks_waiting(fn):
@@ -455,7 +464,7 @@ def _marks_waiting(fn):
 
 
 for _name in ("barrier_all", "sync_all", "sync", "barrier", "broadcast", "collect", "fcollect", "alltoall",
-              "sum_reduce", "prod_reduce", "max_reduce", "min_reduce", "and_reduce", "or_reduce", "xor_reduce"):
+              *(f"{r}_reduce" for r, _kind in REDUCE_OPS)):
     globals()[_name] = _marks_waiting(globals()[_name])
 del _name
 

@@ -4,9 +4,11 @@ import argparse
 import os
 import sys
 
+from pyshmem.collective import OP
 from pyshmem.perftest.sizes import parse_size, sizes_of
 
 __all__ = ["main", "parse_size", "sizes_of"]
+
 
 def _parser(names):
     ap = argparse.ArgumentParser(prog="python -m pyshmem.perftest",
@@ -21,7 +23,7 @@ def _parser(names):
     ap.add_argument("-n", "--iters", type=int, default=100, help="timed iterations per size")
     ap.add_argument("-w", "--warmup", type=int, default=10, help="untimed iterations per size")
     ap.add_argument("-a", "--atomic", default="fetch_add", help="atomic_latency/atomic_bw operation")
-    ap.add_argument("-o", "--op", default="sum", choices=("sum", "prod", "max", "min", "and", "or", "xor"),
+    ap.add_argument("-o", "--op", default="sum", choices=[op.value for op in OP],
                     help="reduction operator")
     ap.add_argument("-d", "--dtype", default="int64", help="element type of collectives (NumPy name)")
     ap.add_argument("--root", type=int, default=0, help="bcast root")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 import pyshmem as shmem
+from pyshmem.collective import reduce_defined
 from pyshmem.perftest.p2p import PerftestError, _pattern, received
 from pyshmem.perftest.report import Row
 
@@ -122,7 +123,7 @@ def _reduction(opts, sizes):
     if dtype not in _REDUCE_TYPES:
         raise ValueError(f"perftest reduction: -d {opts.dtype} is not a reduction type; use one of "
                          f"{', '.join(str(t) for t in _REDUCE_TYPES)}")
-    if (opts.op in ("and", "or", "xor") and dtype.kind not in "iu") or (opts.op in ("max", "min") and dtype.kind == "c"):
+    if not reduce_defined(opts.op, dtype):
         raise ValueError(f"perftest reduction: -o {opts.op} is not defined for {dtype}")
     name, ctype = _REDUCE_TYPES[dtype]
     env = _Env(opts, 8, f"PT_REDUCE({opts.op}_reduce, {name}, {ctype})\n")

@@ -82,6 +82,23 @@ __global__ void kernel_all(int64_t* i64, int32_t* i32, uint64_t* u64, uint32_t* 
   pyshmem::wait_until(i64, PYSHMEM_CMP_NE, int64_t(0));
   pyshmem::wait_until(u32, PYSHMEM_CMP_GT, uint32_t(0));
   acc += pyshmem::test(i32, PYSHMEM_CMP_LE, int32_t(7));
+  {  // waits and tests on arrays of variables
+    const int status[4] = {0, 1, 0, 0};
+    const int64_t want[4] = {1, 1, 1, 1};
+    size_t idx[4];
+    pyshmem::wait_until_all(i64, 4, status, PYSHMEM_CMP_GE, int64_t(0));
+    pyshmem::wait_until_all_vector(i64, 4, nullptr, PYSHMEM_CMP_EQ, want);
+    acc += static_cast<int64_t>(pyshmem::wait_until_any(u32, 4, nullptr, PYSHMEM_CMP_NE, uint32_t(0)) +
+                                pyshmem::wait_until_any_vector(i64, 4, status, PYSHMEM_CMP_GE, want) +
+                                pyshmem::wait_until_some(i64, 4, idx, status, PYSHMEM_CMP_EQ, int64_t(1)) +
+                                pyshmem::wait_until_some_vector(i64, 4, idx, nullptr, PYSHMEM_CMP_LE, want));
+    acc += pyshmem::test_all(i32, 4, status, PYSHMEM_CMP_LT, int32_t(3)) +
+           pyshmem::test_all_vector(i64, 4, nullptr, PYSHMEM_CMP_NE, want);
+    acc += static_cast<int64_t>(pyshmem::test_any(u32, 4, nullptr, PYSHMEM_CMP_EQ, uint32_t(2)) +
+                                pyshmem::test_any_vector(i64, 4, status, PYSHMEM_CMP_GT, want) +
+                                pyshmem::test_some(i64, 4, idx, nullptr, PYSHMEM_CMP_EQ, int64_t(0)) +
+                                pyshmem::test_some_vector(i64, 4, idx, status, PYSHMEM_CMP_EQ, want));
+  }
   pyshmem::fence();
   pyshmem::quiet();
   pyshmem::barrier_all();

@@ -139,3 +139,46 @@ def test_wait_set_arguments_are_typed_at_compile_time(call, types_, message):
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert message in proc.stdout, proc.stdout
+
+
+_CMP_VALUE_KERNELS = r'''
+#include <pyshmem/device.cuh>
+#include <cuda/std/limits>
+%s
+#define CONV(T, name) \
+  extern "C" __global__ void name(int64_t bits, int32_t is_signed, T* out) { \
+    out[0] = pyshmem_nb_cmp_value<T>("wait_until", bits, is_signed); }
+CONV(int32_t, conv_i32) CONV(uint32_t, conv_u32) CONV(int64_t, conv_i64) CONV(uint64_t, conv_u64)
+'''
+
+
+@pytest.mark.parametrize("kernel, dtype, value, signed, expect", [
+    ("conv_u32", "uint32", 1, 1, 1), ("conv_u32", "uint32", 2**32 - 1, 0, 2**32 - 1),
+    ("conv_u32", "uint32", 2**32 + 1, 1, None), ("conv_u32", "uint32", -1, 1, None),
+    ("conv_i32", "int32", -5, 1, -5), ("conv_i32", "int32", 2**31, 1, None), ("conv_i32", "int32", 2**31, 0, None),
+    ("conv_u64", "uint64", 2**64 - 1, 0, 2**64 - 1), ("conv_u64", "uint64", -1, 1, None),
+    ("conv_i64", "int64", -2**63, 1, -2**63), ("conv_i64", "int64", 2**63, 0, None),
+])
+def test_a_wait_value_that_ivars_cannot_hold_traps(kernel, dtype, value, signed, expect):
+    # The shims take a wait's comparison value as 64 bits + signedness and check it
+    # against the ivars' type (a cast would compare with another number).
+    import numpy as np
+
+    import pyshmem
+    import pyshmem.cuda as pcuda
+    from conftest import cpu_kernel_toolchain_missing
+    from pyshmem.device import _shims
+
+    reason = cpu_kernel_toolchain_missing()
+    if reason:
+        pytest.skip(reason)
+    module = pcuda.Module(_CMP_VALUE_KERNELS % _shims.CMP_VALUE, name="cmp_value", target="cpu")
+    out = np.zeros(1, dtype)
+    bits = np.array([value % 2**64], np.uint64).view(np.int64)[0]
+    if expect is None:
+        with pytest.raises(pyshmem.KernelError, match="pyshmem::wait_until on PE .*: value does not fit the element "
+                                                      "type of ivars"):
+            pcuda.launch(module.get_kernel(kernel), 1, 1, bits, np.int32(signed), out)
+    else:
+        pcuda.launch(module.get_kernel(kernel), 1, 1, bits, np.int32(signed), out)
+        assert int(out[0]) == expect

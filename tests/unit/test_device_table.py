@@ -64,3 +64,17 @@ def test_device_calls_outside_a_kernel_act_as_one_thread():
     proc = _run(code, True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[0, 1, 9, 3] 1 3 8 True", proc.stdout
+
+
+def test_reduction_operators_have_one_definition():
+    # PYSHMEM_REDUCE_OPS (pyshmem/types.h) -> _C.REDUCE_OPS -> pyshmem.OP, and the device
+    # table reads the same macro: same names, same order, same kinds.
+    import pyshmem
+    from pyshmem._lib import lib
+    from pyshmem.collective import REDUCE_KINDS
+
+    names = [name for name, _kind in lib.REDUCE_OPS]
+    assert names == ["and", "or", "xor", "max", "min", "sum", "prod"]  # the C enum's order (ABI values 0..6)
+    assert [op.value for op in pyshmem.OP] == names and pyshmem.OP_SUM == "sum"
+    assert list(_table.REDUCE_OPS) == list(lib.REDUCE_OPS) and REDUCE_KINDS["xor"] == "bitwise"
+    assert [op.name for op in _table.OPS if op.name.endswith("_reduce")] == [f"{n}_reduce" for n in names]

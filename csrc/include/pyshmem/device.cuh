@@ -5,8 +5,8 @@
 // per-type names): put(dest, source, nelems, pe), p(dest, value, pe), g(source, pe),
 // putmem/getmem, _nbi, iput/iget, put_signal(_nbi), signal_op/fetch/wait_until,
 // wait_until/test, wait_until_{all,any,some}[_vector] and test_{all,any,some}[_vector]
-// (pyshmem/device/wait_vector.cuh), atomic_*, fence, quiet, barrier_all, sync_all, with
-// _warp/_block variants; teams (team_my_pe/n_pes/translate_pe, sync(team), barrier(team)) and
+// (pyshmem/device/wait_vector.cuh), atomic_*, fence, quiet, barrier_all, sync_all; the
+// RMA, signal-put and barrier calls also have _warp/_block variants; teams (team_my_pe/n_pes/translate_pe, sync(team), barrier(team)) and
 // collectives over teams (broadcast, fcollect, alltoall, <op>_reduce; pyshmem/device/coll.cuh). Constants: PYSHMEM_CMP_* and PYSHMEM_SIGNAL_* (pyshmem/types.h).
 //
 // Reach: peers on this node are accessed by direct loads/stores and system-scope

@@ -55,16 +55,20 @@ enum pyshmem_dtype {
 };
 #define PYSHMEM_DTYPE_SIZE(code) ((size_t)((code) & 15 ? (code) & 15 : 16))
 
-/* Reduction operators (OpenSHMEM's and/or/xor/max/min/sum/prod reductions). and/or/xor
- * take integer types; max/min integer and floating types; sum/prod every type. */
+/* Reduction operators (OpenSHMEM's and/or/xor/max/min/sum/prod reductions), the one list:
+ * X(NAME, "name", "kind") in enum order. kind "bitwise" takes integer types, "ordered"
+ * integer and floating types, "arithmetic" every type. The enum below, the C++ names
+ * (coll/reduce.cpp), Python's pyshmem.OP (through _C.REDUCE_OPS) and the device op table
+ * (pyshmem/device/_table.py reads this macro) all come from it. */
+#define PYSHMEM_REDUCE_OPS(X)                                                                          \
+  X(AND, "and", "bitwise") X(OR, "or", "bitwise") X(XOR, "xor", "bitwise") X(MAX, "max", "ordered")    \
+  X(MIN, "min", "ordered") X(SUM, "sum", "arithmetic") X(PROD, "prod", "arithmetic")
+
 enum pyshmem_reduce_op {
-  PYSHMEM_OP_AND = 0,
-  PYSHMEM_OP_OR = 1,
-  PYSHMEM_OP_XOR = 2,
-  PYSHMEM_OP_MAX = 3,
-  PYSHMEM_OP_MIN = 4,
-  PYSHMEM_OP_SUM = 5,
-  PYSHMEM_OP_PROD = 6
+#define PYSHMEM_REDUCE_OP_ENUM(NAME, name, kind) PYSHMEM_OP_##NAME,
+  PYSHMEM_REDUCE_OPS(PYSHMEM_REDUCE_OP_ENUM)
+#undef PYSHMEM_REDUCE_OP_ENUM
+  PYSHMEM_OP_COUNT /* not an operator: how many there are */
 };
 
 /* Status codes returned by the C ABI. 0 is success; each error maps to one Python

@@ -187,5 +187,16 @@ try:
     raise AssertionError("indices shorter than ivars was accepted")
 except pyshmem.InvalidArgumentError as e:
     assert "pyshmem.device.wait_until_some" in str(e) and "indices is shorter than ivars" in str(e), e
+for call, message in ((lambda: device.test_all(flags, pyshmem.CMP_EQ, 1, np.zeros(n, np.int64)),
+                       "status must be None or an int32 array, not an array of int64"),
+                      (lambda: device.test_some(flags, np.zeros(n, np.int32), pyshmem.CMP_EQ, 1),
+                       "indices must be an int64 or uint64 array"),
+                      (lambda: device.wait_until_any(pyshmem.zeros(4 * n, np.uint64)[::2], pyshmem.CMP_EQ, 0),
+                       "ivars is not contiguous")):
+    try:
+        call()
+        raise AssertionError(f"accepted: {message}")
+    except pyshmem.ShmemTypeError as e:
+        assert message in str(e), e
 pyshmem.barrier_all()
 print(f"OK pe={me}", flush=True)
