@@ -4,10 +4,12 @@
 1. csrc/: a layer includes only its own headers, lower layers' and the public headers
    (csrc/include/pyshmem/), which include no layer. LAYERS below is the order, lowest
    first; an include of a higher layer is a violation.
-2. pyshmem/: no import cycles. Every import counts, at module level or inside a
-   function (a lazy import that breaks a cycle at run time still ties the two modules
+2. pyshmem/: no import cycles. Every import statement counts, at module level or inside
+   a function (a lazy import that breaks a cycle at run time still ties the two modules
    together): the strongly connected components of the import graph must be single
-   modules.
+   modules. An edge goes to the module named (``from a import b``: to a.b when that is
+   a module, else to a), not to the parent packages Python also runs; imports made with
+   importlib are not seen.
 
     python scripts/check_layers.py          # prints violations; exit 1 when there are any
     python scripts/check_layers.py --json   # the same as JSON (tests/unit/test_layers.py)
@@ -27,13 +29,22 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("core", "bootstrap", "heap", "transport", "order", "cuda", "proxy", "team", "coll", "host", "python")
 # Compiled extension modules (no .py source): leaves of the import graph.
 EXTENSIONS = ("pyshmem._C",)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"/]+)/[^"]+"', re.M)
+# Directories of csrc/ that are no layer: the public headers (checked as below every
+# layer) and the NVSHMEM header generator (Python). Any other directory must be a layer.
+NOT_LAYERS = ("include", "nvshmem")
+# Both include forms: csrc/ is on the include path for either.
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](([^">/]+)/[^">]+)[">]', re.M)
 
 
 def upward_includes(root=ROOT):
     """[(file, line, included layer)] for every include of a higher layer in csrc/."""
     rank = {name: i for i, name in enumerate(LAYERS)}
     rank["include"] = -1  # the public headers: below every layer
+    unknown = sorted(p.name for p in (root / "csrc").iterdir() if p.is_dir() and p.name not in rank
+                     and p.name not in NOT_LAYERS)
+    if unknown:
+        raise SystemExit(f"check_layers: csrc/{unknown[0]}/ is no known layer; add it to LAYERS (or NOT_LAYERS) "
+                         "in scripts/check_layers.py and to docs/design.md's diagram")
     found = []
     for layer in ("include",) + LAYERS:
         for path in sorted((root / "csrc" / layer).rglob("*")):
@@ -41,8 +52,10 @@ def upward_includes(root=ROOT):
                 continue
             text = path.read_text()
             for m in _INCLUDE.finditer(text):
-                target = m.group(1)
-                if target in rank and rank[target] > rank[layer]:
+                target = m.group(2)
+                # "cuda/std/atomic" is libcu++'s, not the cuda layer's: only files that exist
+                # under csrc/ count.
+                if target in rank and rank[target] > rank[layer] and (root / "csrc" / m.group(1)).is_file():
                     line = text.count("\n", 0, m.start()) + 1
                     found.append((str(path.relative_to(root)), line, target))
     return found

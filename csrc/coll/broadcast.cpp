@@ -8,14 +8,15 @@
 #include "coll/coll.h"
 #include "coll/coll_common.h"
 #include "core/error.h"
-#include "host/host.h"
+#include "core/state.h"
+#include "proxy/complete.h"
 #include "team/team.h"
 
 namespace pyshmem {
 
 void barrier(int team, const char* call) {
   team_member_desc(team, call);
-  quiet();
+  complete_all(state(), call);
   team_sync(team, call);
 }
 

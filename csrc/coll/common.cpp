@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "host/host.h"
+#include "heap/symmetric.h"
 #include "team/team.h"
 #include "transport/transport.h"
 

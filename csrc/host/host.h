@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "heap/symmetric.h"
 #include "pyshmem/types.h"
 
 namespace pyshmem {
@@ -52,11 +53,8 @@ std::string describe_request(size_t size, size_t align);
 // some fail. Throws on the PEs that did not fail when another did; `what` ("allocate")
 // names the step in that message. A failed PE raises its own error afterwards.
 void heap_agree(const char* call, const char* what, bool failed);
-// True when [addr, addr+nbytes) lies within one live symmetric allocation (the bytes
-// its caller asked for), so freed objects and views larger than their array are not
-// symmetric. A zero-byte range only needs to lie in the heap.
-bool is_symmetric(const void* addr, size_t nbytes);
-// "" when is_symmetric(addr, nbytes); else why not, naming `role`, with *status set
+// "" when is_symmetric(addr, nbytes) (heap/symmetric.h: within one live allocation, the
+// bytes its caller asked for); else why not, naming `role`, with *status set
 // (NOT_SYMMETRIC outside the heap, INVALID_ARG for freed or out-of-bounds ranges).
 std::string symmetric_problem(const char* role, const void* addr, size_t nbytes, pyshmem_status* status);
 // Collective (every PE, in the order of its allocations): meets the other PEs in an

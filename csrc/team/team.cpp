@@ -10,9 +10,10 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/trace.h"
 #include "cuda/gpu_heap.h"
 #include "heap/allocator.h"
-#include "host/host.h"
+#include "proxy/complete.h"
 #include "pyshmem/device_state.h"
 #include "transport/transport.h"
 
@@ -358,7 +359,8 @@ void team_sync(int team, const char* call) {
   State& s = state();
   const pyshmem_team_desc& t = team_member_desc(team, call);
   if (team == PYSHMEM_TEAM_WORLD) {
-    sync_all(call);  // shares the system-area counters with barrier_all and the device API
+    const TraceSpan span(kTraceColl, call, -1, 0);
+    world_sync(s, call);  // shares the system-area counters with barrier_all and the device API
     return;
   }
   const int index = PYSHMEM_TEAM_INDEX(team);
@@ -400,7 +402,7 @@ int team_sync_agree(int team, bool failed, const char* call) {
       if (to == s.pe) continue;
       s.route[to]->amo(s, AmoArgs{PYSHMEM_AMO_SET, PYSHMEM_UINT64, word, &mark, nullptr, nullptr, to});
     }
-    quiet();  // the marks land before this PE's barrier arrival
+    complete_all(s, call);  // the marks land before this PE's barrier arrival
   }
   team_sync(team, call);
   if (failed) return s.pe;

@@ -81,6 +81,10 @@ void team_sync(int team, const char* call);
 // member (this PE when `failed`), or -1 when every member succeeded. Keeps the members'
 // collective sequence aligned when some of them reject their arguments.
 int team_sync_agree(int team, bool failed, const char* call);
+// The barrier over all PEs, without quiet (team/world_sync.cpp): returns once every PE
+// has entered it. Collective over the world in the order of its calls; `call` names the
+// wait in hang reports.
+void world_sync(State& s, const char* call);
 // This PE's copy of the team's publish area (publish_bytes bytes, symmetric among members).
 char* team_publish(int team);
 
