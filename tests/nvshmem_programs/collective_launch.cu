@@ -6,19 +6,12 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include "cuda_check.h"
+
 #include <cstdio>
 #include <cstdlib>
 
 namespace cg = cooperative_groups;
-
-#define CUDA_CHECK(call)                                                                              \
-  do {                                                                                                \
-    cudaError_t err_ = (call);                                                                        \
-    if (err_ != cudaSuccess) {                                                                        \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      exit(1);                                                                                        \
-    }                                                                                                 \
-  } while (0)
 
 // Phase 1: every block writes its partial sum; grid sync; phase 2: block 0 adds them up
 // and puts the PE's total into slot `mype` of every PE's `totals` (all-gather by put).

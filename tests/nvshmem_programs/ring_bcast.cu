@@ -11,14 +11,7 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-#define CUDA_CHECK(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "cuda_check.h"
 
 __global__ void ring_bcast(int* data, size_t n, uint64_t* sig) {
   const int me = nvshmem_my_pe(), npes = nvshmem_n_pes();

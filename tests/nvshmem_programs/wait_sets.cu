@@ -14,14 +14,7 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-#define CUDA_CHECK(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "cuda_check.h"
 
 constexpr int kChunk = 64;
 constexpr int kMaxPes = 16;
