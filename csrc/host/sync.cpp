@@ -1,11 +1,9 @@
 // host/sync.cpp: fence, quiet and the barriers over all PEs (the barrier itself is the
 // team layer's world_sync, team/team.h).
-#include "core/backoff.h"
 #include "core/trace.h"
 #include "host/check.h"
 #include "order/order_check.h"
 #include "proxy/complete.h"
-#include "proxy/proxy.h"
 #include "team/team.h"
 #include "transport/transport.h"
 

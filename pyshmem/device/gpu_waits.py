@@ -12,7 +12,8 @@ from numba import types
 from numba.core.extending import intrinsic
 
 from pyshmem.device import _shims
-from pyshmem.device.gpu_lowering import _I32, _I64, _VOID, _cmp_value, _contiguous, _fn, _i32, _is_array, _is_int, _tag
+from pyshmem.device.gpu_lowering import (_I32, _I64, _VOID, _array, _cmp_value, _contiguous, _fn, _i32, _is_array,
+                                         _is_int, _tag)
 from pyshmem.errors import ShmemTypeError
 from pyshmem.runtime import where
 
@@ -21,8 +22,8 @@ _INDEX_TYPES = (types.int64, types.uint64)
 
 def _data(context, builder, ty, val, elem):
     """(pointer to the data as elem*, element count as i64) of an array argument."""
-    a = context.make_array(ty)(context, builder, val)
-    return builder.bitcast(a.data, elem.as_pointer()), a.nitems
+    p, n, _item = _array(context, builder, ty, val)
+    return builder.bitcast(p, elem.as_pointer()), n
 
 
 def _check(name, role, ty, ok, want):

@@ -86,6 +86,15 @@ inline int launched(const char* call) {
   pyshmem_global_exit(1);
   return NVSHMEMX_ERROR_INTERNAL;
 }
+/* Waits for this PE's GPU work (its kernels may still use the heap). When that work
+ * failed (a kernel trapped), the job ends with CUDA's error naming `call` (status 1):
+ * the other PEs may be waiting for this one. */
+inline void finish_gpu_work(const char* call) {
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return;
+  cuda_failure(call, "this PE's GPU work", e);
+  pyshmem_global_exit(1);
+}
 }  // namespace nvshmem_host
 }  // namespace pyshmem
 
@@ -127,11 +136,7 @@ inline void nvshmem_init() {
  * barrier and release the runtime. When that work failed (a kernel trapped), the job
  * ends with CUDA's error (status 1) instead: the other PEs may be waiting for it. */
 inline void nvshmem_finalize() {
-  const cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) {
-    ::pyshmem::nvshmem_host::cuda_failure("nvshmem_finalize", "this PE's GPU work", e);
-    pyshmem_global_exit(1);
-  }
+  ::pyshmem::nvshmem_host::finish_gpu_work("nvshmem_finalize");
   if (pyshmem_finalize() != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_finalize");
   ::pyshmem::nvshmem_host::init_status() = NVSHMEM_STATUS_NOT_INITIALIZED;
 }
@@ -163,11 +168,7 @@ inline void* nvshmem_align(size_t alignment, size_t size) {
  * into the next object given the same memory), quiet, then release; NULL does nothing. */
 inline void nvshmem_free(void* ptr) {
   if (!ptr) return;
-  const cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) {
-    ::pyshmem::nvshmem_host::cuda_failure("nvshmem_free", "this PE's GPU work", e);
-    pyshmem_global_exit(1);
-  }
+  ::pyshmem::nvshmem_host::finish_gpu_work("nvshmem_free");
   if (pyshmem_gpu_free(ptr) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_free");
 }
 
