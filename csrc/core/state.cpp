@@ -5,11 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "bootstrap/bootstrap.h"
 #include "core/backoff.h"
 #include "core/error.h"
 #include "core/trace.h"
-#include "heap/allocator.h"
 
 namespace pyshmem {
 

@@ -62,9 +62,11 @@ struct State {
   std::string node_id;             // identifies this PE's node (host + network namespace)
   std::vector<int> node_of_pe;     // per PE: index of its node, PEs sharing one can load/store
   std::vector<int> local_pes;      // PEs on my node, ascending
-  std::unique_ptr<Bootstrap> boot;
+  // shared_ptr, not unique_ptr: it destroys through the deleter captured where the
+  // object was made (host/init.cpp), so core/ needs no bootstrap or heap header.
+  std::shared_ptr<Bootstrap> boot;
   Heap heap;
-  std::unique_ptr<Allocator> alloc;
+  std::shared_ptr<Allocator> alloc;
   std::vector<const Transport*> route;  // per PE: the transport that reaches it
   // The cuda backend's GPU heap segment in my address space (0/0 with the cpu backend),
   // set by gpu_heap_create before the transports are set up, so the ones that reach

@@ -49,12 +49,21 @@ std::string gpu_arch();
 // it cannot be used. Loads the driver named by PYSHMEM_CUDA_DRIVER; no init needed.
 std::string gpu_probe();
 
-// Collective symmetric allocation in GPU memory; returns its device address (the same
-// offset on every PE). `clear` zeroes it. Throws NOMEM with the variable to raise.
-uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call);
+// Throws NOT_IMPLEMENTED naming `call` unless this PE has a GPU heap (with why not).
+void gpu_require(const char* call);
 
-// Collective release of an object returned by gpu_malloc.
-void gpu_free(uint64_t addr, const char* call);
+// The allocator of this PE's GPU user heap, local (host/gpu_memory.cpp makes the
+// collective gpu_malloc/gpu_free of them). gpu_heap_allocate: false when no block of
+// `size` bytes at `align` is free (or there is no GPU heap), else *addr is its device
+// address, at the same offset on every PE that allocates in the same order.
+// gpu_heap_clear zeroes [addr, addr + nbytes), complete on return. gpu_heap_size_of:
+// the bytes of the live allocation that starts at addr, 0 for anything else.
+bool gpu_heap_allocate(size_t size, size_t align, uint64_t* addr);
+void gpu_heap_clear(uint64_t addr, size_t nbytes, const char* call);
+size_t gpu_heap_size_of(uint64_t addr);
+void gpu_heap_release(uint64_t addr);  // addr: a live allocation
+size_t gpu_heap_bytes_free();
+size_t gpu_heap_capacity();
 
 // True when [addr, addr + nbytes) lies in this PE's GPU user heap.
 bool gpu_is_symmetric(uint64_t addr, size_t nbytes);
@@ -105,7 +114,7 @@ uint64_t gpu_host_cell(const char* call);
 // proxy ring of GPU kernels (null: kernels reach only same-node peers).
 void gpu_state_set_proxy(pyshmem_proxy_fifo* fifo);
 
-// Teams on the GPU (team/team.cpp calls these; no-ops without an active GPU heap). The
+// Teams on the GPU (the team table's mirror, team/team.h TeamMirror; no-ops without an active GPU heap). The
 // GPU heap ends with team slots and a copy of the team table, which the GPU device
 // state points to. Kernels see table changes from their next launch on.
 void gpu_teams_setup(const pyshmem_team_desc* table, uint32_t slot_bytes, uint32_t max_teams, uint32_t rounds);

@@ -8,7 +8,6 @@
 
 namespace pyshmem {
 
-void gpu_require(const char* call);  // cuda/gpu_heap.cpp: throws without a GPU heap
 
 uint64_t gpu_module_load(const std::string& image, const char* call) {
   gpu_require(call);

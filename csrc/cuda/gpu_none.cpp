@@ -24,8 +24,13 @@ int gpu_device_ordinal() { return -1; }
 std::string gpu_describe() { return std::string("cpu (") + kWhy + ")"; }
 std::string gpu_probe() { return kWhy; }
 std::string gpu_arch() { return ""; }
-uint64_t gpu_malloc(size_t, size_t, bool, const char* call) { not_built(call); }
-void gpu_free(uint64_t, const char* call) { not_built(call); }
+void gpu_require(const char* call) { not_built(call); }
+bool gpu_heap_allocate(size_t, size_t, uint64_t*) { return false; }
+void gpu_heap_clear(uint64_t, size_t, const char* call) { not_built(call); }
+size_t gpu_heap_size_of(uint64_t) { return 0; }
+void gpu_heap_release(uint64_t) {}
+size_t gpu_heap_bytes_free() { return 0; }
+size_t gpu_heap_capacity() { return 0; }
 bool gpu_is_symmetric(uint64_t, size_t) { return false; }
 void gpu_heap_range(uint64_t* begin, uint64_t* end) { *begin = *end = 0; }
 void gpu_put(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }

@@ -7,6 +7,7 @@
 #include "core/state.h"
 #include "cuda/gpu_heap.h"
 #include "host/c_api_guard.h"
+#include "host/host.h"
 #include "pyshmem/pyshmem_gpu.h"
 
 namespace {

@@ -42,6 +42,12 @@ std::string describe();     // multi-line human summary for `python -m pyshmem i
 // a barrier so that no PE accesses the object on a peer that has not allocated it yet.
 void* sym_malloc(size_t size, size_t align, bool clear, const char* call);
 void sym_free(void* ptr, const char* call);  // collective, ends with a barrier
+// Collective symmetric allocation in the GPU heap (host/gpu_memory.cpp); returns its
+// device address (the same offset on every PE). `clear` zeroes it. Throws NOMEM with
+// the variable to raise, NOT_IMPLEMENTED without a GPU heap.
+uint64_t gpu_malloc(size_t size, size_t align, bool clear, const char* call);
+// Collective release of an object gpu_malloc returned; no PE still accesses it after.
+void gpu_free(uint64_t addr, const char* call);
 // With PYSHMEM_DEBUG=1: checks that every PE passed the same `mine` (an encoding of the
 // arguments of collective call `call`); throws MISMATCH naming the first PE that did not.
 // `mine` is readable: the message shows the differing PE's value next to this PE's.

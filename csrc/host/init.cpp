@@ -132,7 +132,9 @@ void init() {
     gpu_heap_create(s, token);  // collective; a no-op for the cpu backend
     transport_setup_all(s);     // collective (UCX: addresses and keys of both heaps exchanged)
     s.alloc = std::make_unique<Allocator>(kSysAreaBytes, s.heap.size - s.team_pool_bytes);
-    teams_init(s);
+    // The GPU heap keeps a copy of the team table for kernels (cuda/gpu_heap.h).
+    static const TeamMirror gpu_team_mirror{gpu_teams_setup, gpu_team_update, gpu_team_slot_clear};
+    teams_init(s, gpu_active() ? &gpu_team_mirror : nullptr);
     order_check_start(s);  // collective: PE 0's seed
     s.boot->barrier();  // every PE has mapped every local heap before anyone uses one
     s.initialized = true;

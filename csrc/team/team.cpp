@@ -11,7 +11,6 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "core/trace.h"
-#include "cuda/gpu_heap.h"
 #include "heap/allocator.h"
 #include "proxy/complete.h"
 #include "pyshmem/device_state.h"
@@ -27,6 +26,7 @@ struct Table {
   std::vector<uint64_t> agreements;     // team_sync_agree calls per index (equal on every member)
   size_t pool_offset = 0;
   uint32_t slot_bytes = 0, rounds = 0, publish_bytes = 0, max_teams = 0;
+  const TeamMirror* mirror = nullptr;  // the GPU heap's copy, or none
 };
 Table g;
 
@@ -68,7 +68,7 @@ void set_desc(int index, int start, int stride, int size, int my_index, const Te
   d.num_contexts = static_cast<uint32_t>(config.num_contexts);
   g.live[index] = 1;
   g.agreements[index] = 0;  // the fault words were zeroed with the slot
-  gpu_team_update(index, d);
+  if (g.mirror) g.mirror->update(index, d);
 }
 
 // "" or what is wrong with a split's config.
@@ -135,7 +135,7 @@ int create_round(State& s, int parent, const int32_t split[4], bool member, int 
   }
   if (member && error.empty()) {
     std::memset(slot(s, index), 0, g.slot_bytes);
-    gpu_team_slot_clear(index);
+    if (g.mirror) g.mirror->slot_clear(index);
     if (++g.generation[index] >= 0x8000) g.generation[index] = 1;
     set_desc(index, start, stride, size, (s.pe - start) / stride, config);
   }
@@ -187,9 +187,10 @@ size_t team_pool_bytes(const State& s) {
 
 size_t team_table_bytes(const State& s) { return sizeof(pyshmem_team_desc) * pool_shape(s).max_teams; }
 
-void teams_init(State& s) {
+void teams_init(State& s, const TeamMirror* mirror) {
   const PoolShape p = pool_shape(s);
   g = Table{};
+  g.mirror = mirror;
   g.max_teams = p.max_teams;
   g.rounds = p.rounds;
   g.publish_bytes = p.publish_bytes;
@@ -215,7 +216,7 @@ void teams_init(State& s) {
     log_debug("teams: the PEs of this node are not evenly spaced; TEAM_SHARED holds this PE only");
     set_desc(PYSHMEM_TEAM_SHARED, s.pe, 1, 1, 0, TeamConfig{});
   }
-  gpu_teams_setup(g.desc.data(), g.slot_bytes, g.max_teams, g.rounds);  // the GPU copy of the table
+  if (g.mirror) g.mirror->setup(g.desc.data(), g.slot_bytes, g.max_teams, g.rounds);
 }
 
 void teams_finalize(State&) { g = Table{}; }
@@ -346,7 +347,7 @@ void team_destroy(int team, const char* call) {
   g.live[index] = 0;
   g.desc[index] = pyshmem_team_desc{};
   g.desc[index].my_index = -1;
-  gpu_team_update(index, g.desc[index]);
+  if (g.mirror) g.mirror->update(index, g.desc[index]);
 }
 
 size_t team_count() {

@@ -31,9 +31,18 @@ constexpr long kTeamConfigNumContexts = 1;  // bit of config_mask: num_contexts 
 size_t team_pool_bytes(const State& s);
 // Bytes of the team table (pyshmem_team_desc per index): the GPU heap keeps a copy.
 size_t team_table_bytes(const State& s);
+// A copy of the team table kept elsewhere (the CUDA backend's, in GPU memory, for
+// kernels): told of the table at init and of every change, so the team code never calls
+// the layer that keeps it. `setup` gets the whole table; `update` one changed entry;
+// `slot_clear` when a new team takes slot `index` (that PE-local slot must read zero).
+struct TeamMirror {
+  void (*setup)(const pyshmem_team_desc* table, uint32_t slot_bytes, uint32_t max_teams, uint32_t rounds);
+  void (*update)(int index, const pyshmem_team_desc& d);
+  void (*slot_clear)(int index);
+};
 // Sets up the table over the pool (the last s.team_pool_bytes of the segment) with
-// TEAM_WORLD and TEAM_SHARED.
-void teams_init(State& s);
+// TEAM_WORLD and TEAM_SHARED. `mirror` (may be null) is kept until teams_finalize.
+void teams_init(State& s, const TeamMirror* mirror);
 void teams_finalize(State& s);
 // Points the device state's team fields at the table (host/device_state.cpp).
 void team_device_fill(pyshmem_device_state* d);

@@ -13,16 +13,7 @@ import pytest
 
 from conftest import REPO
 
-KNOWN_UPWARD_INCLUDES = {
-    # core/state.cpp owns the runtime state, whose members are bootstrap and heap objects:
-    # the state belongs with its owner (issue 20, item 2).
-    ("csrc/core/state.cpp", "bootstrap"),
-    ("csrc/core/state.cpp", "heap"),
-    # The GPU heap calls the host API's barriers and reads the team table: the CUDA
-    # backend is to be told about team changes through a callback (issue 20, items 2-3).
-    ("csrc/cuda/gpu_heap.cpp", "host"),
-    ("csrc/cuda/gpu_heap.cpp", "team"),
-}
+KNOWN_UPWARD_INCLUDES = set()  # none left: keep it so
 KNOWN_IMPORT_CYCLES = [
     # GPU-array calls reach Python hooks from C++ and back (issue 20, item 1).
     ["pyshmem._gpu_arrays", "pyshmem._gpu_coll", "pyshmem._gpu_host_ops", "pyshmem.cuda"],
