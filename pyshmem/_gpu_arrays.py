@@ -13,7 +13,7 @@ from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import where
 
-_LEGACY_STREAM = 1  # CU_STREAM_LEGACY: the legacy default stream as a stream handle
+_LEGACY_STREAM = lib.LEGACY_STREAM  # CU_STREAM_LEGACY: the legacy default stream as a stream handle
 
 
 class GpuArray:
@@ -132,33 +132,10 @@ def free(array):
 
 
 def _stream_handle(stream, call):
-    """The CUstream of a ``stream=`` argument as an integer for the compiled calls.
-
-    None is 0 there: no stream, the call completes on return (pyshmem's private
-    stream). A stream whose handle is 0 (CUDA's null stream: ``stream=0``, CuPy's
-    ``Stream.null``, PyTorch's default stream) is the legacy default stream, passed as
-    ``CU_STREAM_LEGACY`` so that the call is ordered on it, as CUDA does.
-    """
-    if stream is None:
-        return 0
-    if isinstance(stream, (bool, np.bool_)):
-        raise ShmemTypeError(f"{where(call)}: stream must be None, a CUstream handle (int), or a CUDA stream object "
-                             f"(cuda.core, CuPy, PyTorch), not bool")
-    if isinstance(stream, (int, np.integer)):
-        handle = int(stream)
-    elif hasattr(stream, "__cuda_stream__"):  # cuda.core and the CUDA stream protocol
-        handle = int(stream.__cuda_stream__()[1])
-    else:
-        for attr in ("cuda_stream", "ptr"):  # PyTorch, CuPy
-            if hasattr(stream, attr):
-                handle = int(getattr(stream, attr))
-                break
-        else:
-            raise ShmemTypeError(f"{where(call)}: stream must be None, a CUstream handle (int), or a CUDA stream "
-                                 f"object (cuda.core, CuPy, PyTorch), not {type(stream).__name__}")
-    if handle < 0:
-        raise InvalidArgumentError(f"{where(call)}: stream handle {handle} is negative; pass a CUstream handle")
-    return handle or _LEGACY_STREAM
+    """The CUstream of a ``stream=`` argument as an integer for the compiled calls (the
+    binding's rule, csrc/python/args.h parse_stream: None is 0, no stream; handle 0 the
+    legacy default stream)."""
+    return lib.stream_handle(stream, f"pyshmem.{call}")
 
 
 def _address(obj, call, role):
@@ -268,42 +245,3 @@ def _dtype_of(x):
         return x.dtype
     cai = getattr(x, "__cuda_array_interface__", None)
     return np.dtype(cai["typestr"]) if cai is not None else np.asarray(x).dtype
-
-
-def host_api_rma(call, kind, target, source, pe, size, ctx, stream):
-    """pyshmem.put/get/put_nbi/get_nbi when either array is a GPU array (called by the
-    compiled fast path): the symmetric side must be a pyshmem.cuda array; `size` counts
-    elements (default: as many as both hold); dtypes must match."""
-    from pyshmem.team import Ctx
-
-    if ctx is not None:
-        if not isinstance(ctx, Ctx) or not ctx:
-            raise InvalidArgumentError(f"{where(call)}: ctx must be None, CTX_DEFAULT or a live context, not {ctx!r}")
-        pe = ctx.get_team().translate_pe(int(pe)) if ctx.get_team()._handle != lib.TEAM_WORLD else pe
-        if pe < 0:
-            raise InvalidArgumentError(f"{where(call)}: pe is not a PE of the context's team; pass a team-relative PE "
-                                       "number (0..team.n_pes()-1)")
-    sym, local = (target, source) if kind == "put" else (source, target)
-    sym_role, local_role = ("target", "source") if kind == "put" else ("source", "target")
-    if not isinstance(sym, GpuArray):
-        raise ShmemTypeError(f"{where(call)}: with GPU arrays, {sym_role} must be a symmetric GPU array from "
-                        f"pyshmem.cuda.empty/zeros (got {type(sym).__name__})")
-    if _dtype_of(local) != sym.dtype:
-        raise ShmemTypeError(f"{where(call)}: target dtype {_dtype_of(target)} and source dtype {_dtype_of(source)} "
-                             "differ; convert one with .astype()")
-    address, nbytes = _address(local, call, local_role)
-    item = sym.dtype.itemsize
-    count = min(sym.size, nbytes // item) if size is None else int(size)
-    if count < 0 or count > sym.size or count * item > nbytes:
-        raise InvalidArgumentError(f"{where(call)}: size={count} elements exceeds the "
-                                   f"{sym_role if count > sym.size else local_role}; pass size= at most the smaller array's length")
-    if kind == "put":
-        lib.gpu_put(sym.ptr, address, count * item, int(pe), _stream_handle(stream, call), call)
-    else:
-        lib.gpu_get(address, sym.ptr, count * item, int(pe), _stream_handle(stream, call), call)
-
-
-lib._set_gpu_rma(host_api_rma)
-
-from pyshmem import _gpu_host_ops  # noqa: E402,F401 - registers the hook for atomics on GPU arrays
-from pyshmem import _gpu_coll  # noqa: E402,F401 - registers the hook for collectives with stream=

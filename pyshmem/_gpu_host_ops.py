@@ -11,7 +11,11 @@ import ctypes
 import threading
 from pathlib import Path
 
+import numpy as np
+
+from pyshmem import _gpu_kernels
 from pyshmem._lib import lib
+from pyshmem.errors import ShmemOSError
 from pyshmem.runtime import where
 
 __all__ = ["amo"]
@@ -24,15 +28,11 @@ _load_error = None  # the driver refused the module once: it will again (NVRTC i
 
 def _host_amo_kernel():
     global _kernel, _load_error
-    from pyshmem.errors import ShmemOSError
-
     if _load_error is not None:
         raise ShmemOSError(_load_error)
     if _kernel is None:
-        from pyshmem.cuda import Module
-
         try:
-            module = Module(_SOURCE.read_text(), name="pyshmem_host_amo", target="gpu")
+            module = _gpu_kernels.Module(_SOURCE.read_text(), name="pyshmem_host_amo", target="gpu")
         except ShmemOSError as exc:
             _load_error = str(exc)
             raise
@@ -59,11 +59,6 @@ def amo(op, dtype, address, value_bits, cond_bits, pe, fetching, call="pyshmem.a
             the driver's reason.
         ImportError: cuda-core (NVRTC) is not installed.
     """
-    import numpy as np
-
-    from pyshmem.cuda import launch
-    from pyshmem.errors import ShmemOSError
-
     with _lock:
         try:
             kernel = _host_amo_kernel()
@@ -72,7 +67,7 @@ def amo(op, dtype, address, value_bits, cond_bits, pe, fetching, call="pyshmem.a
                                f"that cannot be loaded: {exc}") from None
         cell = lib.gpu_host_cell(call)
         stream = lib.gpu_private_stream(call)
-        launch(kernel, 1, 1, np.int32(op), np.int32(dtype), np.uint64(address), np.uint64(value_bits),
+        _gpu_kernels.launch(kernel, 1, 1, np.int32(op), np.int32(dtype), np.uint64(address), np.uint64(value_bits),
                np.uint64(cond_bits), np.int32(pe), np.int32(1 if fetching else 0), np.uint64(cell), stream=stream)
         lib.gpu_stream_synchronize(stream, call)
         return ctypes.c_uint64.from_address(cell).value if fetching else None

@@ -163,8 +163,22 @@ bool gpu_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) 
   out->ndim = static_cast<int>(PyTuple_GET_SIZE(shape));
   out->nelems = 1;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i) out->nelems *= PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+  // Explicit strides that are the C-contiguous ones (CuPy and PyTorch give them) are
+  // contiguous too; a 1-D array with another stride is a strided view.
   out->contiguous = !strides || strides == Py_None;
   out->stride = out->contiguous ? out->itemsize : 0;
+  if (!out->contiguous && PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == out->ndim) {
+    Py_ssize_t expect = out->itemsize;
+    bool c_order = true;
+    for (Py_ssize_t i = out->ndim - 1; i >= 0; --i) {
+      const Py_ssize_t dim = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+      if (dim > 1 && PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i)) != expect) c_order = false;
+      expect *= dim;
+    }
+    out->contiguous = c_order || out->nelems == 0;
+    out->stride = out->contiguous ? out->itemsize
+                                  : (out->ndim == 1 ? PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, 0)) : 0);
+  }
   out->format.assign(1, ts[1]);
   Py_DECREF(cai);
   if (PyErr_Occurred()) return false;
@@ -308,6 +322,48 @@ bool parse_pe(const char* call, PyObject* obj, int* out) {
                  "PE " + std::to_string(v) + " is out of range; valid PEs are 0.." + std::to_string(s.npes - 1) +
                      " (n_pes() == " + std::to_string(s.npes) + ")");
   *out = static_cast<int>(v < INT32_MIN ? INT32_MIN : (v > INT32_MAX ? INT32_MAX : v));
+  return true;
+}
+
+bool parse_stream(const char* call, PyObject* obj, uint64_t* out) {
+  *out = 0;
+  if (!obj || obj == Py_None) return true;
+  const std::string what = "stream must be None, a CUstream handle (int), or a CUDA stream object (cuda.core, CuPy, "
+                           "PyTorch), not ";
+  if (PyBool_Check(obj) || (PyArray_API && PyArray_IsScalar(obj, Bool)))
+    return raise(error_class(PYSHMEM_ERR_TYPE), call, what + "bool");
+  PyObject* handle = nullptr;
+  if (PyLong_Check(obj) || (PyArray_API && PyArray_IsScalar(obj, Integer))) {
+    handle = PyNumber_Index(obj);
+  } else if (PyObject_HasAttrString(obj, "__cuda_stream__") > 0) {
+    PyObject* pair = PyObject_CallMethod(obj, "__cuda_stream__", nullptr);  // (version, handle)
+    PyObject* item = pair ? PySequence_GetItem(pair, 1) : nullptr;
+    handle = item ? PyNumber_Long(item) : nullptr;
+    Py_XDECREF(item);
+    Py_XDECREF(pair);
+  } else {
+    for (const char* attr : {"cuda_stream", "ptr"}) {  // PyTorch, CuPy
+      if (PyObject_HasAttrString(obj, attr) <= 0) continue;
+      PyObject* v = PyObject_GetAttrString(obj, attr);
+      handle = v ? PyNumber_Long(v) : nullptr;
+      Py_XDECREF(v);
+      break;
+    }
+    if (!handle && !PyErr_Occurred()) return raise(error_class(PYSHMEM_ERR_TYPE), call, what + Py_TYPE(obj)->tp_name);
+  }
+  if (!handle) return false;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(handle, &overflow);
+  unsigned long long u = 0;
+  if (overflow > 0) u = PyLong_AsUnsignedLongLong(handle);  // a handle above 2**63
+  Py_DECREF(handle);
+  if (PyErr_Occurred()) return false;
+  if (overflow < 0 || (!overflow && v < 0))
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 "stream handle " + (overflow ? std::string("below -2**63") : std::to_string(v)) +
+                     " is negative; pass a CUstream handle");
+  const uint64_t h = overflow ? u : static_cast<uint64_t>(v);
+  *out = h ? h : kLegacyStream;
   return true;
 }
 

@@ -86,6 +86,17 @@ bool parse_size(const char* call, PyObject* obj, Py_ssize_t* out);
 bool parse_int(const char* call, const char* role, PyObject* obj, long long* out);
 bool parse_pe(const char* call, PyObject* obj, int* out);
 
+// CU_STREAM_LEGACY: the legacy default stream as a stream handle.
+constexpr uint64_t kLegacyStream = 1;
+// The CUstream of a `stream=` argument: None (or null) is 0, no stream (the call
+// completes on return, on pyshmem's private stream); an int handle, an object with
+// __cuda_stream__ (cuda.core, the CUDA stream protocol), .cuda_stream (PyTorch) or .ptr
+// (CuPy). Handle 0 (CUDA's null stream: stream=0, CuPy's Stream.null, PyTorch's default
+// stream) is the legacy default stream, given as kLegacyStream so that the call is
+// ordered on it as CUDA orders it. Returns false with TypeError (bool, other objects) or
+// ValueError (a negative handle) set.
+bool parse_stream(const char* call, PyObject* obj, uint64_t* out);
+
 // Converts a Python number to one element of dtype `code`, range-checked, into out (8 bytes).
 bool to_element(const char* call, const char* role, PyObject* obj, int code, void* out);
 // Converts one element of dtype `code` to a Python int/float.

@@ -4,13 +4,15 @@
 //
 // Arrays must be contiguous symmetric arrays of one element type; `size` defaults as
 // in shmem4py. The waits inside run with the GIL released. Calls with GPU arrays or a
-// `stream=` (a pyshmem extension, last parameter) go to pyshmem/_gpu_coll.py, which
-// enqueues a kernel running the device collective.
+// `stream=` (a pyshmem extension, last parameter) are checked by the same code and then
+// take the GPU route: one block of the device API's collective on the stream, which
+// pyshmem/_gpu_coll.py launches (the kernels are built with NVRTC, from Python).
 #include <strings.h>
 
 #include <cstring>
 
 #include "coll/coll.h"
+#include "cuda/gpu_heap.h"
 #include "host/host.h"
 #include "python/args.h"
 #include "python/errors.h"
@@ -22,40 +24,68 @@
 namespace pyshmem {
 namespace py {
 
-// pyshmem._gpu_coll.collective, set at import (python/gpu_hooks.h).
+// pyshmem._gpu_coll.launch, set at import (python/gpu_hooks.h).
 PyObject* g_gpu_coll = nullptr;
 
 namespace {
 
-// A stream or a GPU array sends a collective to the GPU path.
+// A stream or a GPU array sends a collective to the GPU route.
 bool wants_gpu(PyObject* target, PyObject* source, PyObject* stream) {
   return (stream && stream != Py_None) || is_gpu_array(target) || is_gpu_array(source);
 }
 
-// Hands the call to the GPU path when there is a stream or a GPU array; *handled says
-// whether it did. Returns the hook's result (nullptr with an exception on failure).
-// a: the call's parsed arguments; `kind` names the collective for the hook.
-PyObject* maybe_gpu(const char* call, const char* kind, PyObject* target, PyObject* source, PyObject* extra,
-                    PyObject* size, PyObject* team, PyObject* stream, bool* handled) {
-  *handled = wants_gpu(target, source, stream);
-  if (!*handled) return nullptr;
+// The GPU route, once every argument is checked: pyshmem._gpu_coll.launch(call, kernel,
+// reduction, team, args, stream) runs `kernel` of pyshmem/kernels/coll.cu (one block)
+// with (team, *args); `reduction` is null or (op, dtype) naming the reduction kernel to
+// instantiate; stream None: on the legacy default stream, waited for.
+PyObject* gpu_collective(const char* call, const char* kernel, PyObject* reduction, int team,
+                         std::initializer_list<unsigned long long> args, PyObject* stream_obj) {
   if (!g_gpu_coll)
     return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays and stream= need pyshmem.cuda (import pyshmem.cuda)"),
            nullptr;
-  PyObject* c = PyUnicode_FromString(call);
-  PyObject* k = PyUnicode_FromString(kind);
-  if (!c || !k) {
-    Py_XDECREF(c);
-    Py_XDECREF(k);
-    return nullptr;
+  uint64_t handle = 0;
+  if (!parse_stream(call, stream_obj, &handle)) return nullptr;
+  PyObject* ints = PyTuple_New(static_cast<Py_ssize_t>(args.size()));
+  if (!ints) return nullptr;
+  Py_ssize_t i = 0;
+  for (unsigned long long v : args) {
+    PyObject* o = PyLong_FromUnsignedLongLong(v);
+    if (!o) return Py_DECREF(ints), nullptr;
+    PyTuple_SET_ITEM(ints, i++, o);
   }
-  PyObject* argv[] = {c, k, target ? target : Py_None, source ? source : Py_None, extra ? extra : Py_None,
-                      size ? size : Py_None, team ? team : Py_None, stream ? stream : Py_None};
-  PyObject* r = PyObject_Vectorcall(g_gpu_coll, argv, 8, nullptr);
-  Py_DECREF(c);
-  Py_DECREF(k);
+  PyObject* stream = handle ? PyLong_FromUnsignedLongLong(handle) : (Py_INCREF(Py_None), Py_None);
+  PyObject* r = stream ? PyObject_CallFunction(g_gpu_coll, "ssOiOO", call, kernel, reduction ? reduction : Py_None,
+                                               team, ints, stream)
+                       : nullptr;
+  Py_DECREF(ints);
+  Py_XDECREF(stream);
   return r;
 }
+
+// The GPU route runs on this PE's members only: a team it is not in is an error here
+// (on the host route the core reports it).
+bool gpu_member(const char* call, int team) {
+  return run_guarded(call, [&] { team_member_desc(team, call); });
+}
+
+// A GPU array argument of the GPU route: in this PE's GPU heap, contiguous.
+bool gpu_array(const char* call, const char* role, PyObject* obj, bool writable, Buffer* b) {
+  if (!is_gpu_array(obj))
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string("with stream= or GPU arrays, ") + role +
+                     " must be a symmetric GPU array (pyshmem.cuda.empty/zeros), not " + Py_TYPE(obj)->tp_name);
+  if (!get_buffer(call, role, obj, writable, b, true)) return false;
+  if (!b->contiguous)
+    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                 std::string(role) + " must be a contiguous array (collectives move whole blocks)");
+  if (!gpu_is_symmetric(reinterpret_cast<uint64_t>(b->data()), static_cast<size_t>(b->nelems * b->itemsize)))
+    return raise(error_class(PYSHMEM_ERR_NOT_SYMMETRIC), call,
+                 std::string(role) + " is not in the symmetric GPU heap (or runs past its end); use arrays from "
+                 "pyshmem.cuda.empty/zeros");
+  return true;
+}
+
+uint64_t addr(const Buffer& b) { return reinterpret_cast<uint64_t>(b.data()); }
 
 // None -> TEAM_WORLD; a pyshmem.Team -> its handle (an int attribute `_handle`).
 bool parse_team(const char* call, PyObject* obj, int* out) {
@@ -78,8 +108,9 @@ bool parse_team(const char* call, PyObject* obj, int* out) {
   return true;
 }
 
-// Element count of a contiguous array argument.
-bool get_array(const char* call, const char* role, PyObject* obj, bool writable, Buffer* b) {
+// A contiguous array argument: host memory, or on the GPU route a symmetric GPU array.
+bool get_array(const char* call, const char* role, PyObject* obj, bool writable, Buffer* b, bool gpu) {
+  if (gpu) return gpu_array(call, role, obj, writable, b);
   if (!get_buffer(call, role, obj, writable, b)) return false;
   if (!b->contiguous)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
@@ -125,7 +156,7 @@ int team_size_or_one(int team) {
 // This PE rejected a collective's arguments: it still meets the team (collective_reject
 // in coll/coll.h), so the other members fail too instead of waiting for it or pairing
 // their barriers with its next collective; then raises its own error.
-PyObject* rejected(const char* call, int team) {
+PyObject* reject_and_raise(const char* call, int team) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   Py_BEGIN_ALLOW_THREADS
@@ -146,10 +177,10 @@ PyObject* team_barrier(bool complete, PyObject* const* args, Py_ssize_t nargs, P
   PyObject* a[2];
   int team;
   if (!parse_args(call + 8, args, nargs, kw, names, 2, 0, a) || !ensure_init(call)) return nullptr;
-  bool gpu;
-  PyObject* r = maybe_gpu(call, call + 8, nullptr, nullptr, nullptr, nullptr, a[0], a[1], &gpu);
-  if (gpu) return r;
   if (!parse_team(call, a[0], &team)) return nullptr;
+  if (wants_gpu(nullptr, nullptr, a[1]))
+    return gpu_member(call, team) ? gpu_collective(call, "pyshmem_coll_sync", nullptr, team, {complete ? 1ull : 0ull}, a[1])
+                                  : nullptr;
   return done(run_guarded_nogil(call, [&] { complete ? barrier(team, call) : team_sync(team, call); }));
 }
 
@@ -169,11 +200,12 @@ PyObject* py_broadcast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   Py_ssize_t size;
   int team;
   if (!parse_args("broadcast", args, nargs, kw, names, 6, 3, a) || !ensure_init(call)) return nullptr;
-  bool gpu;
-  PyObject* r = maybe_gpu(call, "broadcast", a[0], a[1], a[2], a[3], a[4], a[5], &gpu);
-  if (gpu) return r;
+  const bool gpu = wants_gpu(a[0], a[1], a[5]);
   if (!parse_team(call, a[4], &team)) return nullptr;
-  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (gpu && !gpu_member(call, team)) return nullptr;
+  // The GPU route raises without meeting the team: its members meet in the kernel.
+  auto rejected = [gpu](const char* c, int tm) { return gpu ? nullptr : reject_and_raise(c, tm); };
+  if (!get_array(call, "target", a[0], true, &t, gpu) || !get_array(call, "source", a[1], false, &s, gpu) ||
       !same_type(call, t, "target", s, "source") || !parse_int(call, "root", a[2], &root) ||
       !parse_size(call, a[3], &size))
     return rejected(call, team);
@@ -186,7 +218,10 @@ PyObject* py_broadcast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   if (size > t.nelems || size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds target (" + std::to_string(t.nelems) +
                               ") or source (" + std::to_string(s.nelems) + ") elements"), rejected(call, team);
-  return done(run_guarded_nogil(call, 
+  if (gpu)
+    return gpu_collective(call, "pyshmem_coll_broadcast", nullptr, team,
+                          {addr(t), addr(s), size_t(size) * t.itemsize, static_cast<unsigned long long>(root)}, a[5]);
+  return done(run_guarded_nogil(call,
       [&] { broadcast(team, t.data(), s.data(), size_t(size) * t.itemsize, static_cast<int>(root), call); }));
 }
 
@@ -198,11 +233,11 @@ PyObject* gather(bool fixed, PyObject* const* args, Py_ssize_t nargs, PyObject* 
   Py_ssize_t size;
   int team;
   if (!parse_args(call + 8, args, nargs, kw, names, 5, 2, a) || !ensure_init(call)) return nullptr;
-  bool gpu;
-  PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], nullptr, a[2], a[3], a[4], &gpu);
-  if (gpu) return r;
+  const bool gpu = wants_gpu(a[0], a[1], a[4]);
   if (!parse_team(call, a[3], &team)) return nullptr;
-  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (gpu && !gpu_member(call, team)) return nullptr;
+  auto rejected = [gpu](const char* c, int tm) { return gpu ? nullptr : reject_and_raise(c, tm); };
+  if (!get_array(call, "target", a[0], true, &t, gpu) || !get_array(call, "source", a[1], false, &s, gpu) ||
       !same_type(call, t, "target", s, "source") || !parse_size(call, a[2], &size))
     return rejected(call, team);
   if (size < 0) size = s.nelems;
@@ -216,8 +251,14 @@ PyObject* gather(bool fixed, PyObject* const* args, Py_ssize_t nargs, PyObject* 
       return bad_size(call, "target holds " + std::to_string(t.nelems) + " elements; fcollect of size=" +
                                 std::to_string(size) + " over " + std::to_string(npes) + " PEs needs " +
                                 std::to_string(size * npes)), rejected(call, team);
+    if (gpu) return gpu_collective(call, "pyshmem_coll_fcollect", nullptr, team, {addr(t), addr(s), bytes}, a[4]);
     return done(run_guarded_nogil(call, [&] { fcollect(team, t.data(), s.data(), bytes, call); }));
   }
+  // The members' counts meet only inside the kernel on the GPU route: it traps when they
+  // overflow target.
+  if (gpu)
+    return gpu_collective(call, "pyshmem_coll_collect", nullptr, team,
+                          {addr(t), size_t(t.nelems) * t.itemsize, addr(s), bytes}, a[4]);
   return done(run_guarded_nogil(call, 
       [&] { collect(team, t.data(), size_t(t.nelems) * t.itemsize, s.data(), bytes, size_t(t.itemsize), call); }));
 }
@@ -239,17 +280,11 @@ PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObje
     return nullptr;
   PyObject* size_obj = a[n - 3];
   PyObject* team_obj = a[n - 2];
-  // alltoalls hands its strides to the GPU path as extra = (tst, sst).
-  PyObject* strides = nullptr;
-  if (strided && wants_gpu(a[0], a[1], a[n - 1]) &&
-      !(strides = PyTuple_Pack(2, a[2] ? a[2] : Py_None, a[3] ? a[3] : Py_None)))
-    return nullptr;
-  bool gpu;
-  PyObject* r = maybe_gpu(call, call + 8, a[0], a[1], strides, size_obj, team_obj, a[n - 1], &gpu);
-  Py_XDECREF(strides);
-  if (gpu) return r;
+  const bool gpu = wants_gpu(a[0], a[1], a[n - 1]);
   int team;
   if (!parse_team(call, team_obj, &team)) return nullptr;
+  if (gpu && !gpu_member(call, team)) return nullptr;
+  auto rejected = [gpu](const char* c, int tm) { return gpu ? nullptr : reject_and_raise(c, tm); };
   long long tst = 1, sst = 1;
   if (strided && ((a[2] && !parse_int(call, "tst", a[2], &tst)) || (a[3] && !parse_int(call, "sst", a[3], &sst))))
     return rejected(call, team);
@@ -258,7 +293,7 @@ PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObje
            rejected(call, team);
   Buffer t, s;
   Py_ssize_t size;
-  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (!get_array(call, "target", a[0], true, &t, gpu) || !get_array(call, "source", a[1], false, &s, gpu) ||
       !same_type(call, t, "target", s, "source") || !parse_size(call, size_obj, &size))
     return rejected(call, team);
   const Py_ssize_t npes = team_size_or_one(team);
@@ -274,6 +309,14 @@ PyObject* exchange(bool strided, PyObject* const* args, Py_ssize_t nargs, PyObje
     return bad_size(call, "size=" + std::to_string(size) + " per PE x " + std::to_string(npes) + " PEs exceeds target (" +
                               std::to_string(tcap) + ") or source (" + std::to_string(scap) + ") elements"),
            rejected(call, team);
+  if (gpu && strided)
+    return gpu_collective(call, "pyshmem_coll_alltoalls", nullptr, team,
+                          {addr(t), addr(s), static_cast<unsigned long long>(tst), static_cast<unsigned long long>(sst),
+                           size_t(size), size_t(t.itemsize)},
+                          a[n - 1]);
+  if (gpu)
+    return gpu_collective(call, "pyshmem_coll_alltoall", nullptr, team, {addr(t), addr(s), size_t(size) * t.itemsize},
+                          a[n - 1]);
   if (strided)
     return done(run_guarded_nogil(call, [&] {
       alltoalls(team, t.data(), s.data(), tst, sst, size_t(size), size_t(t.itemsize), call);
@@ -296,14 +339,19 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   Py_ssize_t size;
   int team, op;
   if (!parse_args("reduce", args, nargs, kw, names, 6, 2, a) || !ensure_init(call)) return nullptr;
-  bool gpu;
-  PyObject* r = maybe_gpu(call, "reduce", a[0], a[1], a[2], a[3], a[4], a[5], &gpu);
-  if (gpu) return r;
+  const bool gpu = wants_gpu(a[0], a[1], a[5]);
   if (!parse_team(call, a[4], &team)) return nullptr;
-  if (!get_array(call, "target", a[0], true, &t) || !get_array(call, "source", a[1], false, &s) ||
+  if (gpu && !gpu_member(call, team)) return nullptr;
+  auto rejected = [gpu](const char* c, int tm) { return gpu ? nullptr : reject_and_raise(c, tm); };
+  if (!get_array(call, "target", a[0], true, &t, gpu) || !get_array(call, "source", a[1], false, &s, gpu) ||
       !same_type(call, t, "target", s, "source") || !parse_op(call, a[2], &op) || !parse_size(call, a[3], &size))
     return rejected(call, team);
   const int dtype = reduce_dtype(s);
+  if (gpu && (dtype == PYSHMEM_LONGDOUBLE))
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 "reductions on GPU arrays take int8..int64, uint8..uint64, float32, float64, complex64 and complex128, "
+                 "not " + type_name(s)),
+           nullptr;
   if (!dtype)
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  "reductions take int8..int64, uint8..uint64, float32, float64, long double (float128), complex64 and "
@@ -319,6 +367,14 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (size > t.nelems || size > s.nelems)
     return bad_size(call, "size=" + std::to_string(size) + " exceeds target (" + std::to_string(t.nelems) +
                               ") or source (" + std::to_string(s.nelems) + ") elements"), rejected(call, team);
+  if (gpu) {
+    const std::string type = type_name(s), kernel = std::string("pyshmem_coll_") + reduce_op_name(op) + "_reduce_" + type;
+    PyObject* reduction = Py_BuildValue("(ss)", reduce_op_name(op), type.c_str());
+    if (!reduction) return nullptr;
+    PyObject* r = gpu_collective(call, kernel.c_str(), reduction, team, {addr(t), addr(s), size_t(size)}, a[5]);
+    Py_DECREF(reduction);
+    return r;
+  }
   return done(run_guarded_nogil(call, [&] { reduce(team, t.data(), s.data(), size_t(size), dtype, op, call); }));
 }
 

@@ -1,7 +1,10 @@
-// python/gpu_hooks.h: where the compiled host API hands GPU arrays to Python.
+// python/gpu_hooks.h: the two host-API routes for GPU arrays that run a kernel, which
+// Python builds (NVRTC through cuda.core) and launches.
 //
-// pyshmem.cuda (pyshmem/_gpu_arrays.py, pyshmem/_gpu_host_ops.py) registers the hooks at
-// import; the binding checks every argument first, so the hooks only act.
+// pyshmem.cuda imports pyshmem/_gpu_host_ops.py and pyshmem/_gpu_coll.py, which register
+// the hooks. The binding parses and checks every argument first, with the same code as
+// for host arrays, so a hook only launches. Copies of GPU arrays (put/get and their
+// nbi, strided and signal forms) need no kernel and stay in C++ (cuda/gpu_heap.h).
 #pragma once
 
 #include <Python.h>
@@ -11,7 +14,6 @@
 namespace pyshmem {
 namespace py {
 
-extern PyObject* g_gpu_rma;  // put/get/put_nbi/get_nbi with a GPU array (python/rma_bind.cpp)
 extern PyObject* g_gpu_amo;  // an atomic on a GPU array (python/amo_bind.cpp)
 extern PyObject* g_gpu_coll; // a collective with stream= or GPU arrays (python/coll_bind.cpp)
 

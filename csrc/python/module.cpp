@@ -76,6 +76,7 @@ PYBIND11_MODULE(_C, m) {
   PYSHMEM_REDUCE_OPS(PYSHMEM_REDUCE_OP_ROW)
 #undef PYSHMEM_REDUCE_OP_ROW
   m.attr("REDUCE_OPS") = ops;
+  m.attr("LEGACY_STREAM") = py::kLegacyStream;  // CU_STREAM_LEGACY, as stream handles give it
   m.attr("CMP_EQ") = int(PYSHMEM_CMP_EQ);
   m.attr("CMP_NE") = int(PYSHMEM_CMP_NE);
   m.attr("CMP_GT") = int(PYSHMEM_CMP_GT);
@@ -94,10 +95,16 @@ PYBIND11_MODULE(_C, m) {
     Py_XDECREF(py::g_gpu_amo);
     py::g_gpu_amo = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   });
-  m.def("_set_gpu_rma", [](pybind::object fn) {
-    Py_XDECREF(py::g_gpu_rma);
-    py::g_gpu_rma = fn.is_none() ? nullptr : fn.inc_ref().ptr();
-  });
+  m.def(
+      "stream_handle",
+      [](pybind::object stream, const char* call) {
+        uint64_t h = 0;
+        if (!py::parse_stream(call, stream.ptr(), &h)) throw pybind::error_already_set();
+        return h;
+      },
+      pybind::arg("stream"), pybind::arg("call"),
+      "The CUstream handle of a stream= argument (python/args.h parse_stream): None is 0, handle 0 the legacy "
+      "default stream (CU_STREAM_LEGACY).");
   m.def("_set_gpu_coll", [](pybind::object fn) {
     Py_XDECREF(py::g_gpu_coll);
     py::g_gpu_coll = fn.is_none() ? nullptr : fn.inc_ref().ptr();

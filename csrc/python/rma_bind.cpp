@@ -18,31 +18,11 @@
 namespace pyshmem {
 namespace py {
 
-// pyshmem._gpu_arrays.host_api_rma, set at import (python/gpu_hooks.h): put/get/put_nbi/get_nbi hand calls
-// with a GPU array on either side to it (the cuda backend's copies), so the NumPy fast
-// path costs one type check more and nothing else.
-PyObject* g_gpu_rma = nullptr;
 
 namespace {
 
 enum RmaKind { kPut, kGet };
 
-
-PyObject* gpu_rma(const char* call, RmaKind kind, PyObject* const* a) {
-  if (!g_gpu_rma)
-    return raise(error_class(PYSHMEM_ERR_TYPE), call, "GPU arrays need pyshmem.cuda (import pyshmem.cuda)"), nullptr;
-  PyObject* argv[] = {PyUnicode_FromString(call), PyUnicode_FromString(kind == kPut ? "put" : "get"), a[0], a[1], a[2],
-                      a[3] ? a[3] : Py_None, a[4] ? a[4] : Py_None, a[5] ? a[5] : Py_None};
-  if (!argv[0] || !argv[1]) {
-    Py_XDECREF(argv[0]);
-    Py_XDECREF(argv[1]);
-    return nullptr;
-  }
-  PyObject* r = PyObject_Vectorcall(g_gpu_rma, argv, 8, nullptr);
-  Py_DECREF(argv[0]);
-  Py_DECREF(argv[1]);
-  return r;
-}
 
 // Element stride of a buffer in elements (1 when contiguous), 0 when not usable.
 Py_ssize_t elem_stride(const Buffer& b) {
@@ -90,18 +70,38 @@ PyObject* gpu_put_signal(const char* call, const Buffer& t, const Buffer& s, con
   Py_RETURN_NONE;
 }
 
+// With a GPU array on either side, the symmetric side (target of a put, source of a
+// get) must be the GPU array; the local side may be host or GPU memory.
+bool gpu_sides_ok(const char* call, RmaKind kind, const Buffer& t, const Buffer& s) {
+  const Buffer& sym = kind == kPut ? t : s;
+  const Buffer& local = kind == kPut ? s : t;
+  if (sym.gpu || !local.gpu) return true;
+  return raise(error_class(PYSHMEM_ERR_TYPE), call,
+               std::string(kind == kPut ? "source" : "target") + " is a GPU array but the symmetric " +
+                   (kind == kPut ? "target" : "source") + " is host memory; use a symmetric GPU array "
+                   "(pyshmem.cuda.zeros) or host arrays on both sides");
+}
+
+// put/get/put_nbi/get_nbi with a GPU array: one copy (cuda/gpu_heap.h gpu_put/gpu_get:
+// a CUDA copy to a same-node PE, the transport to others). Without a stream it is
+// complete on return (the nbi forms too); with one it is enqueued there.
+PyObject* gpu_contiguous(const char* call, RmaKind kind, const Buffer& t, const Buffer& s, size_t nbytes, int pe,
+                         uint64_t stream) {
+  if (!gpu_sides_ok(call, kind, t, s)) return nullptr;
+  const uint64_t td = reinterpret_cast<uint64_t>(t.data()), sd = reinterpret_cast<uint64_t>(s.data());
+  if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] {
+        if (kind == kPut) gpu_put(td, sd, nbytes, pe, stream, call);
+        else gpu_get(td, sd, nbytes, pe, stream, call);
+      }))
+    return nullptr;
+  Py_RETURN_NONE;
+}
+
 // iput/iget with a GPU array: the symmetric side must be the GPU array (the local side
 // may be host or GPU memory); one copy per element (a GPU copy, or UCX for other nodes).
 PyObject* gpu_strided(const char* call, RmaKind kind, const Buffer& t, const Buffer& s, ptrdiff_t dst, ptrdiff_t sst,
                       size_t nelems, size_t elem, int pe) {
-  const Buffer& sym = kind == kPut ? t : s;
-  const Buffer& local = kind == kPut ? s : t;
-  if (!sym.gpu && local.gpu)
-    return raise(error_class(PYSHMEM_ERR_TYPE), call,
-                 std::string(kind == kPut ? "source" : "target") + " is a GPU array but the symmetric " +
-                     (kind == kPut ? "target" : "source") + " is host memory; use a symmetric GPU array "
-                     "(pyshmem.cuda.zeros) or host arrays on both sides"),
-           nullptr;
+  if (!gpu_sides_ok(call, kind, t, s)) return nullptr;
   char* td = t.data();
   char* sd = s.data();
   const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
@@ -129,22 +129,25 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   const int nreq = with_signal ? 6 : 3;
   if (!parse_args(call + 8, args, nargs, kwnames, names, n, nreq, a)) return nullptr;
   if (!ensure_init(call)) return nullptr;
-  if (plain_call && (is_gpu_array(a[0]) || is_gpu_array(a[1]))) return gpu_rma(call, kind, a);
-  if (plain_call && a[5] && a[5] != Py_None)
-    return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
-                 "stream= orders copies of GPU arrays on a CUDA stream; these are host (NumPy) arrays"),
-           nullptr;
   PyObject* size_obj = a[plain_call ? 3 : n - 2];
   PyObject* ctx = a[plain_call ? 4 : n - 1];
   Buffer t, s;
   int pe;
   Py_ssize_t size;
-  // put_signal and iput/iget take GPU arrays here (plain put/get went to gpu_rma above).
-  const bool gpu_ok = with_signal || strided;
-  if (!get_buffer(call, "target", a[0], true, &t, gpu_ok) || !get_buffer(call, "source", a[1], false, &s, gpu_ok) ||
+  // Every form takes GPU arrays (the cuda backend's heap): the same checks, then the
+  // GPU route below.
+  if (!get_buffer(call, "target", a[0], true, &t, true) || !get_buffer(call, "source", a[1], false, &s, true) ||
       !parse_pe(call, a[2], &pe) || !parse_size(call, size_obj, &size) || !check_ctx(call, ctx, &pe) ||
       !same_type(call, t, "target", s, "source"))
     return nullptr;
+  uint64_t stream = 0;
+  if (plain_call && a[5] && a[5] != Py_None) {
+    if (!t.gpu && !s.gpu)
+      return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                   "stream= orders copies of GPU arrays on a CUDA stream; these are host (NumPy) arrays"),
+             nullptr;
+    if (!parse_stream(call, a[5], &stream)) return nullptr;
+  }
   long long tst = 1, sst = 1;
   if (strided) {
     if ((a[3] && !parse_int(call, "tst", a[3], &tst)) || (a[4] && !parse_int(call, "sst", a[4], &sst))) return nullptr;
@@ -206,6 +209,14 @@ PyObject* rma(const char* call, RmaKind kind, bool strided, bool with_signal, bo
   char* td = t.data();
   char* sd = s.data();
   if (with_signal && (t.gpu || s.gpu || sigbuf.gpu)) return gpu_put_signal(call, t, s, sigbuf, nbytes, flat, sigval, sigop, pe);
+  if (plain_call && (t.gpu || s.gpu)) {
+    if (!flat)
+      return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
+                   std::string(tstep != 1 ? "target" : "source") +
+                       " is not contiguous; copies of GPU arrays take contiguous arrays (iput/iget take strides)"),
+             nullptr;
+    return gpu_contiguous(call, kind, t, s, nbytes, pe, stream);
+  }
   if (strided && (t.gpu || s.gpu))
     return gpu_strided(call, kind, t, s, tstep, sstep, static_cast<size_t>(size), elem, pe);
   if (nbi && kind == kPut && flat && !with_signal && nbytes && putmem_nbi_deferred(pe)) {

@@ -120,12 +120,12 @@ def _reduction(opts, sizes):
     from pyshmem._gpu_coll import _REDUCE_TYPES
 
     dtype = np.dtype(opts.dtype)
-    if dtype not in _REDUCE_TYPES:
+    if dtype.name not in _REDUCE_TYPES:
         raise ValueError(f"perftest reduction: -d {opts.dtype} is not a reduction type; use one of "
-                         f"{', '.join(str(t) for t in _REDUCE_TYPES)}")
+                         f"{', '.join(_REDUCE_TYPES)}")
     if not reduce_defined(opts.op, dtype):
         raise ValueError(f"perftest reduction: -o {opts.op} is not defined for {dtype}")
-    name, ctype = _REDUCE_TYPES[dtype]
+    name, ctype = dtype.name, _REDUCE_TYPES[dtype.name]
     env = _Env(opts, 8, f"PT_REDUCE({opts.op}_reduce, {name}, {ctype})\n")
     kernel = f"pt_reduce_{opts.op}_reduce_{name}"
     ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,

@@ -141,7 +141,7 @@ def test_cpp_throws_go_through_fail():
 # Modules whose code runs inside a PE; launcher/notebook-client/trace-tool modules have
 # no PE to name.
 PE_SIDE = ["memory.py", "rma.py", "amo.py", "signal.py", "waits.py", "lock.py", "team.py", "collective.py",
-           "runtime.py", "cuda.py", "_gpu_arrays.py", "_gpu_coll.py", "_gpu_host_ops.py", "_cpu_kernels.py",
+           "runtime.py", "cuda.py", "_gpu_kernels.py", "_gpu_arrays.py", "_gpu_coll.py", "_gpu_host_ops.py", "_cpu_kernels.py",
            "device/__init__.py", "device/gpu.py", "device/sim.py"]
 
 

@@ -7,8 +7,7 @@ import ctypes
 
 import numpy as np
 
-from pyshmem import _gpu_host_ops
-import pyshmem.cuda
+from pyshmem import _gpu_host_ops, _gpu_kernels
 
 
 class _Lib:
@@ -37,7 +36,7 @@ def test_host_atomic_runs_on_the_private_stream_and_waits_for_it_alone(monkeypat
     def launch(kernel, grid, block, *args, stream=None):
         fake.calls.append(("launch", kernel, stream, int(args[2])))
 
-    monkeypatch.setattr(pyshmem.cuda, "launch", launch)
+    monkeypatch.setattr(_gpu_kernels, "launch", launch)
     old = _gpu_host_ops.amo(1, 0x13, 0x1000, 5, 0, 0, True, call="pyshmem.atomic_fetch_add")
     assert old == 41
     assert fake.calls == [("private_stream", "pyshmem.atomic_fetch_add"), ("launch", "kernel", 0xABC0, 0x1000),
@@ -48,6 +47,6 @@ def test_non_fetching_host_atomic_returns_none(monkeypatch):
     fake = _Lib()
     monkeypatch.setattr(_gpu_host_ops, "lib", fake)
     monkeypatch.setattr(_gpu_host_ops, "_host_amo_kernel", lambda: "kernel")
-    monkeypatch.setattr(pyshmem.cuda, "launch", lambda *a, stream=None: fake.calls.append(("launch", stream)))
+    monkeypatch.setattr(_gpu_kernels, "launch", lambda *a, stream=None: fake.calls.append(("launch", stream)))
     assert _gpu_host_ops.amo(1, 0x13, 0x1000, np.uint64(5), 0, 0, False) is None
     assert fake.calls[-1] == ("synchronize", 0xABC0)

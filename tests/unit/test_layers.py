@@ -14,10 +14,7 @@ import pytest
 from conftest import REPO
 
 KNOWN_UPWARD_INCLUDES = set()  # none left: keep it so
-KNOWN_IMPORT_CYCLES = [
-    # GPU-array calls reach Python hooks from C++ and back (issue 20, item 1).
-    ["pyshmem._gpu_arrays", "pyshmem._gpu_coll", "pyshmem._gpu_host_ops", "pyshmem.cuda"],
-]
+KNOWN_IMPORT_CYCLES = []  # none left: keep it so
 
 
 def _check():

@@ -69,8 +69,10 @@ shmem.get(part, h[(me + 1) % n], (me + 2) % n, size=3)
 assert part.tolist() == list(want[(me + 1) % n][:3]) + [0] * 5, part
 shmem.get_nbi(part, h[me], me)
 assert np.array_equal(part, row)
-expect(TypeError, "dtype int32 and source dtype int64 differ", shmem.get, np.zeros(8, np.int32), h[0], 0)
-expect(TypeError, "target must be a symmetric GPU array", shmem.put, np.zeros(8, np.int64), h[0], 0)
+expect(TypeError, "dtype mismatch: target is int32 but source is int64", shmem.get, np.zeros(8, np.int32), h[0], 0)
+expect(TypeError, "source is a GPU array but the symmetric target is host memory", shmem.put, np.zeros(8, np.int64),
+       h[0], 0)
+expect(ValueError, "copies of GPU arrays take contiguous arrays", shmem.put, h[0], np.zeros(16, np.int64)[::2], 0)
 expect(ValueError, "size=9 elements exceeds the target", shmem.put, h[0], np.zeros(16, np.int64), 0, size=9)
 # the rest of the host API does not take GPU arrays yet (waits do: gpu_waits.py), and says so
 sig = pc.zeros(1, np.uint64)
