@@ -9,7 +9,7 @@ typed operations (atomics, waits) get one shim per element type, named
 
 import functools
 
-from pyshmem.device._table import OPS, REDUCE_OPS
+from pyshmem.device._table import LOWERINGS, OPS, REDUCE_OPS
 
 # Numba-visible element types of typed shims: tag -> C type.
 TYPES = {"i32": "int32_t", "i64": "int64_t", "u32": "uint32_t", "u64": "uint64_t", "f32": "float", "f64": "double"}
@@ -24,17 +24,6 @@ VALUE_TYPES = {**TYPES, "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t", "u16"
 EXTENDED_AMOS = ("atomic_fetch", "atomic_set", "atomic_swap")  # also on float/double
 COOP_SUFFIX = {"thread": "", "warp": "_warp", "block": "_block"}
 
-BYTE_RMA = ("put", "get", "put_nbi", "get_nbi")
-SIGNAL_PUTS = ("put_signal", "put_signal_nbi")
-NO_ARG = ("fence", "quiet", "barrier_all", "sync_all")
-WAITS = ("wait_until", "test")
-# wait_until_{all,any,some}[_vector] and test_*: (ivars, n, [indices, n_indices,] status
-# or null, n_status, cmp, value or values, n_values); lengths are checked here.
-WAIT_SETS = tuple(f"{verb}_{mode}{vector}" for verb in ("wait_until", "test") for mode in ("all", "any", "some")
-                  for vector in ("", "_vector"))
-TEAM_QUERIES = ("team_my_pe", "team_n_pes", "team_translate_pe")
-TEAM_SYNCS = ("sync", "barrier")
-GATHERS = ("collect", "fcollect", "alltoall")  # (team, dest, dest bytes, src, src bytes)
 # A wait's comparison value arrives as 64 bits and whether the kernel's value was signed:
 # one that the ivars' type cannot hold traps, naming the call, where a cast would compare
 # with another number (the host API raises ValueOverflowError for the same call).
@@ -46,7 +35,6 @@ __device__ T pyshmem_nb_cmp_value(const char* call, int64_t bits, int32_t is_sig
   if (!fits) pyshmem::detail::trap(call, "value does not fit the element type of ivars", -1);
   return static_cast<T>(bits);
 }"""
-REDUCTIONS = tuple(f"{r}_reduce" for r, _kind in REDUCE_OPS)
 _FLOAT_REDUCTIONS = tuple(f"{r}_reduce" for r, kind in REDUCE_OPS if kind != "bitwise")
 
 
@@ -66,111 +54,158 @@ def _coops(op):
     return ("thread", "warp", "block") if op.coop else ("thread",)
 
 
+_D = 'extern "C" __device__'
+
+
+def _shim_query(op, coop):
+    return [f"{_D} int32_t {symbol(op.name)}() {{ return pyshmem::{op.name}(); }}"]
+
+
+def _shim_noarg(op, coop):
+    return [f"{_D} void {symbol(op.name, coop=coop)}() {{ pyshmem::{op.name}{COOP_SUFFIX[coop]}(); }}"]
+
+
+def _shim_bytes(op, coop):
+    verb = op.name.replace("put", "putmem").replace("get", "getmem")
+    return [f"{_D} void {symbol(op.name, coop=coop)}(void* d, const void* s, uint64_t nbytes, int32_t pe) "
+            f"{{ pyshmem::{verb}{COOP_SUFFIX[coop]}(d, s, nbytes, pe); }}"]
+
+
+def _shim_value_put(op, coop):
+    # By value: one relaxed system-scope store, never torn (up to 8 bytes).
+    out = []
+    for tag, t in VALUE_TYPES.items():
+        if tag == "c128":
+            out.append(f"{_D} void {symbol(op.name, tag)}({t}* dest, double re, double im, int32_t pe) "
+                       f"{{ pyshmem::p(dest, {t}{{re, im}}, pe); }}")
+        else:
+            out.append(f"{_D} void {symbol(op.name, tag)}({t}* dest, {t} value, int32_t pe) "
+                       f"{{ pyshmem::p(dest, value, pe); }}")
+    return out
+
+
+def _shim_value_get(op, coop):
+    out = []
+    for tag, t in VALUE_TYPES.items():
+        if tag == "c128":  # the two parts come back through `out` (written here, not by the proxy)
+            out.append(f"{_D} void {symbol(op.name, tag)}(const {t}* src, int32_t pe, double* out) "
+                       f"{{ const {t} v = pyshmem::g(src, pe); out[0] = v.re; out[1] = v.im; }}")
+        else:
+            out.append(f"{_D} {t} {symbol(op.name, tag)}(const {t}* src, int32_t pe) "
+                       f"{{ return pyshmem::g(src, pe); }}")
+    return out
+
+
+def _shim_strided(op, coop):
+    n = op.name
+    return [f"{_D} void {symbol(n)}(char* d, const char* s, int64_t dst, int64_t sst, uint64_t nelems, "
+            f"uint64_t elem, int32_t pe) {{\n"
+            f"  pyshmem::detail::strided(\"{n}\", {'true' if n == 'iput' else 'false'}, d, s, dst, sst, "
+            f"nelems, elem, pe);\n}}"]
+
+
+def _shim_signal_put(op, coop):
+    verb = op.name.replace("put_signal", "putmem_signal")
+    return [f"{_D} void {symbol(op.name, coop=coop)}(void* d, const void* s, uint64_t nbytes, uint64_t* sig, "
+            f"uint64_t signal, int32_t sig_op, int32_t pe) "
+            f"{{ pyshmem::{verb}{COOP_SUFFIX[coop]}(d, s, nbytes, sig, signal, sig_op, pe); }}"]
+
+
+_SIGNAL_SHIMS = {
+    "signal_op": ("void", "uint64_t* sig, uint64_t signal, int32_t sig_op, int32_t pe", "sig, signal, sig_op, pe"),
+    "signal_fetch": ("uint64_t", "uint64_t* sig", "sig"),
+    "signal_wait_until": ("uint64_t", "uint64_t* sig, int32_t cmp, uint64_t value", "sig, cmp, value"),
+}
+
+
+def _shim_signal(op, coop):
+    ret, params, args = _SIGNAL_SHIMS[op.name]
+    return [f"{_D} {ret} {symbol(op.name)}({params}) "
+            f"{{ {'return ' if ret != 'void' else ''}pyshmem::{op.name}({args}); }}"]
+
+
+def _shim_wait(op, coop):
+    out = []
+    for tag in INT_TAGS:
+        t = TYPES[tag]
+        ret = "void" if op.result is None else "int32_t"
+        body = f"pyshmem::{op.name}(ivar, cmp, pyshmem_nb_cmp_value<{t}>(\"{op.name}\", value, value_signed))"
+        out.append(f"{_D} {ret} {symbol(op.name, tag)}({t}* ivar, int32_t cmp, int64_t value, int32_t value_signed) "
+                   f"{{ {'return ' if ret != 'void' else ''}{body}; }}")
+    return out
+
+
+def _shim_wait_set(op, coop):
+    return [_wait_set_shim(_D, op.name, tag) for tag in INT_TAGS]
+
+
+def _shim_team_query(op, coop):
+    params = ", ".join(f"int32_t {a}" for a in op.args)
+    return [f"{_D} int32_t {symbol(op.name)}({params}) {{ return pyshmem::{op.name}({', '.join(op.args)}); }}"]
+
+
+def _shim_team_sync(op, coop):
+    return [f"{_D} void {symbol(op.name, coop=coop)}(int32_t team) {{ pyshmem::{op.name}{COOP_SUFFIX[coop]}(team); }}"]
+
+
+def _shim_broadcast(op, coop):
+    return [f"{_D} void {symbol(op.name, coop=coop)}(int32_t team, void* d, const void* s, uint64_t nbytes, "
+            f"int32_t root) {{ pyshmem::broadcastmem{COOP_SUFFIX[coop]}(team, d, s, nbytes, root); }}"]
+
+
+def _shim_gather(op, coop):
+    n, sfx = op.name, COOP_SUFFIX[coop]
+    if n == "collect":
+        # Each member brings len(src); the members' counts meet inside the call, which
+        # traps when dest cannot hold them together.
+        return [f"{_D} void {symbol(n, coop=coop)}(int32_t team, void* d, uint64_t dbytes, const void* s, "
+                f"uint64_t sbytes) {{ pyshmem::detail::collect_impl<pyshmem::Coop::{coop}>"
+                f"(\"collect{sfx}\", team, d, dbytes, s, sbytes); }}"]
+    # fcollect moves len(src) per member, alltoall len(src)/n; dest must hold n of them.
+    per = "sbytes" if n == "fcollect" else "(n > 0 ? sbytes / n : 0)"
+    return [f"{_D} void {symbol(n, coop=coop)}(int32_t team, void* d, uint64_t dbytes, const void* s, "
+            f"uint64_t sbytes) {{\n"
+            f"  const int n = pyshmem::team_n_pes(team);\n"
+            f"  const uint64_t per = {per};\n"
+            f"  if (n > 0 && dbytes < per * n) pyshmem::detail::trap(\"{n}{sfx}\", "
+            f"\"dest is shorter than the team size times the block\", n);\n"
+            f"  pyshmem::{n}mem{sfx}(team, d, s, per);\n}}"]
+
+
+def _shim_reduce(op, coop):
+    out = []
+    for tag in type_tags(op.name):
+        t = TYPES[tag]
+        out.append(f"{_D} void {symbol(op.name, tag, coop)}(int32_t team, {t}* d, const {t}* s, uint64_t nelems) "
+                   f"{{ pyshmem::{op.name}{COOP_SUFFIX[coop]}(team, d, s, nelems); }}")
+    return out
+
+
+def _shim_amo(op, coop):
+    n, out = op.name, []
+    for tag in type_tags(n):
+        t = TYPES[tag]
+        params = [f"{t}* dest"] + [f"{t} {a}" for a in op.args if a in ("cond", "value")] + ["int32_t pe"]
+        call_args = ["dest"] + [a for a in op.args if a in ("cond", "value")] + ["pe"]
+        if op.args[0] == "src":  # atomic_fetch reads
+            params[0], call_args[0] = f"{t}* src", "src"
+        ret = t if op.result == "element" else "void"
+        out.append(f"{_D} {ret} {symbol(n, tag)}({', '.join(params)}) "
+                   f"{{ {'return ' if ret != 'void' else ''}pyshmem::{n}({', '.join(call_args)}); }}")
+    return out
+
+
+# One writer per lowering kind of the op table (_table.LOWERINGS).
+_WRITERS = {kind: globals()[f"_shim_{kind}"] for kind in LOWERINGS}
+
+
 def source():
     """The whole shim translation unit, one function per (op, type, cooperation)."""
     out = ["// generated by pyshmem/device/_shims.py from pyshmem/device/_table.py", "#include <pyshmem/device.cuh>",
            "#include <cuda/std/limits>", "struct pyshmem_nb_c128 { double re, im; };", CMP_VALUE, ""]
-    D = 'extern "C" __device__'
     for op in OPS:
-        n = op.name
         for coop in _coops(op):
-            sfx = COOP_SUFFIX[coop]
-            if n in ("my_pe", "n_pes"):
-                out.append(f"{D} int32_t {symbol(n)}() {{ return pyshmem::{n}(); }}")
-            elif n in NO_ARG:
-                out.append(f"{D} void {symbol(n, coop=coop)}() {{ pyshmem::{n}{sfx}(); }}")
-            elif n in BYTE_RMA:
-                verb = n.replace("put", "putmem").replace("get", "getmem")
-                out.append(f"{D} void {symbol(n, coop=coop)}(void* d, const void* s, uint64_t nbytes, int32_t pe) "
-                           f"{{ pyshmem::{verb}{sfx}(d, s, nbytes, pe); }}")
-            elif n == "p":  # by value: one relaxed system-scope store, never torn (up to 8 bytes)
-                for tag, t in VALUE_TYPES.items():
-                    if tag == "c128":
-                        out.append(f"{D} void {symbol(n, tag)}({t}* dest, double re, double im, int32_t pe) "
-                                   f"{{ pyshmem::p(dest, {t}{{re, im}}, pe); }}")
-                    else:
-                        out.append(f"{D} void {symbol(n, tag)}({t}* dest, {t} value, int32_t pe) "
-                                   f"{{ pyshmem::p(dest, value, pe); }}")
-            elif n == "g":
-                for tag, t in VALUE_TYPES.items():
-                    if tag == "c128":  # the two parts come back through `out` (written here, not by the proxy)
-                        out.append(f"{D} void {symbol(n, tag)}(const {t}* src, int32_t pe, double* out) "
-                                   f"{{ const {t} v = pyshmem::g(src, pe); out[0] = v.re; out[1] = v.im; }}")
-                    else:
-                        out.append(f"{D} {t} {symbol(n, tag)}(const {t}* src, int32_t pe) "
-                                   f"{{ return pyshmem::g(src, pe); }}")
-            elif n in ("iput", "iget"):
-                out.append(
-                    f"{D} void {symbol(n)}(char* d, const char* s, int64_t dst, int64_t sst, uint64_t nelems, "
-                    f"uint64_t elem, int32_t pe) {{\n"
-                    f"  pyshmem::detail::strided(\"{n}\", {'true' if n == 'iput' else 'false'}, d, s, dst, sst, "
-                    f"nelems, elem, pe);\n}}")
-            elif n in SIGNAL_PUTS:
-                verb = n.replace("put_signal", "putmem_signal")
-                out.append(f"{D} void {symbol(n, coop=coop)}(void* d, const void* s, uint64_t nbytes, uint64_t* sig, "
-                           f"uint64_t signal, int32_t sig_op, int32_t pe) "
-                           f"{{ pyshmem::{verb}{sfx}(d, s, nbytes, sig, signal, sig_op, pe); }}")
-            elif n == "signal_op":
-                out.append(f"{D} void {symbol(n)}(uint64_t* sig, uint64_t signal, int32_t sig_op, int32_t pe) "
-                           f"{{ pyshmem::signal_op(sig, signal, sig_op, pe); }}")
-            elif n == "signal_fetch":
-                out.append(f"{D} uint64_t {symbol(n)}(uint64_t* sig) {{ return pyshmem::signal_fetch(sig); }}")
-            elif n == "signal_wait_until":
-                out.append(f"{D} uint64_t {symbol(n)}(uint64_t* sig, int32_t cmp, uint64_t value) "
-                           f"{{ return pyshmem::signal_wait_until(sig, cmp, value); }}")
-            elif n in WAITS:
-                for tag in INT_TAGS:
-                    t = TYPES[tag]
-                    ret = "void" if n == "wait_until" else "int32_t"
-                    body = f"pyshmem::{n}(ivar, cmp, pyshmem_nb_cmp_value<{t}>(\"{n}\", value, value_signed))"
-                    out.append(f"{D} {ret} {symbol(n, tag)}({t}* ivar, int32_t cmp, int64_t value, int32_t value_signed) "
-                               f"{{ {'return ' if ret != 'void' else ''}{body}; }}")
-            elif n in WAIT_SETS:
-                out += [_wait_set_shim(D, n, tag) for tag in INT_TAGS]
-            elif n in ("team_my_pe", "team_n_pes"):
-                out.append(f"{D} int32_t {symbol(n)}(int32_t team) {{ return pyshmem::{n}(team); }}")
-            elif n == "team_translate_pe":
-                out.append(f"{D} int32_t {symbol(n)}(int32_t src_team, int32_t pe, int32_t dest_team) "
-                           f"{{ return pyshmem::team_translate_pe(src_team, pe, dest_team); }}")
-            elif n in TEAM_SYNCS:
-                out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team) {{ pyshmem::{n}{sfx}(team); }}")
-            elif n == "broadcast":
-                out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, const void* s, uint64_t nbytes, "
-                           f"int32_t root) {{ pyshmem::broadcastmem{sfx}(team, d, s, nbytes, root); }}")
-            elif n == "collect":
-                # Each member brings len(src); the members' counts meet inside the call, which
-                # traps when dest cannot hold them together.
-                out.append(f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, uint64_t dbytes, const void* s, "
-                           f"uint64_t sbytes) {{ pyshmem::detail::collect_impl<pyshmem::Coop::{coop}>"
-                           f"(\"collect{sfx}\", team, d, dbytes, s, sbytes); }}")
-            elif n in GATHERS:
-                # fcollect moves len(src) per member, alltoall len(src)/n; dest must hold n of them.
-                per = "sbytes" if n == "fcollect" else "(n > 0 ? sbytes / n : 0)"
-                out.append(
-                    f"{D} void {symbol(n, coop=coop)}(int32_t team, void* d, uint64_t dbytes, const void* s, "
-                    f"uint64_t sbytes) {{\n"
-                    f"  const int n = pyshmem::team_n_pes(team);\n"
-                    f"  const uint64_t per = {per};\n"
-                    f"  if (n > 0 && dbytes < per * n) pyshmem::detail::trap(\"{n}{sfx}\", "
-                    f"\"dest is shorter than the team size times the block\", n);\n"
-                    f"  pyshmem::{n}mem{sfx}(team, d, s, per);\n}}")
-            elif n in REDUCTIONS:
-                for tag in type_tags(n):
-                    t = TYPES[tag]
-                    out.append(f"{D} void {symbol(n, tag, coop)}(int32_t team, {t}* d, const {t}* s, uint64_t nelems) "
-                               f"{{ pyshmem::{n}{sfx}(team, d, s, nelems); }}")
-            elif n.startswith("atomic_"):
-                for tag in type_tags(n):
-                    t = TYPES[tag]
-                    params = [f"{t}* dest"] + [f"{t} {a}" for a in op.args if a in ("cond", "value")] + ["int32_t pe"]
-                    call_args = ["dest"] + [a for a in op.args if a in ("cond", "value")] + ["pe"]
-                    if n == "atomic_fetch":
-                        params[0], call_args[0] = f"{t}* src", "src"
-                    ret = t if op.result == "element" else "void"
-                    out.append(f"{D} {ret} {symbol(n, tag)}({', '.join(params)}) "
-                               f"{{ {'return ' if ret != 'void' else ''}pyshmem::{n}({', '.join(call_args)}); }}")
-            else:
-                raise AssertionError(f"no shim rule for device op {n!r}: add one to pyshmem/device/_shims.py")
+            out += _WRITERS[op.lowering](op, coop)
     return "\n".join(out) + "\n"
 
 

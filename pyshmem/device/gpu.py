@@ -276,7 +276,7 @@ def _make_typed(op):
     name = op.name
     scalar_args = [a for a in op.args if a in ("cond", "value")]
     has_cmp = "cmp" in op.args
-    allowed = _shims.type_tags(name) if name.startswith("atomic_") else _shims.INT_TAGS
+    allowed = _shims.type_tags(name) if op.lowering == "amo" else _shims.INT_TAGS
 
     def typer(typingctx, target, *rest):
         if not _is_array(target):
@@ -297,7 +297,7 @@ def _make_typed(op):
                 tys.append(_I32)
                 k += 1
             for _ in scalar_args:
-                if name in _shims.WAITS:  # checked against dt by the shim
+                if op.lowering == "wait":  # checked against dt by the shim
                     v, t = _cmp_value(context, builder, s.args[k], args[k])
                     vals += v
                     tys += t
@@ -440,46 +440,34 @@ _FIXED_ARITY = {
 }
 
 
+# One factory per lowering kind of the op table (_table.LOWERINGS): (op, full name,
+# cooperation) -> the Numba intrinsic.
+_FACTORIES = {
+    "query": lambda op, full, coop: _make_noarg(full, _shims.symbol(op.name), "i32"),
+    "noarg": lambda op, full, coop: _make_noarg(full, _shims.symbol(op.name, coop=coop), "void"),
+    "bytes": lambda op, full, coop: _make_rma(full, _shims.symbol(op.name, coop=coop)),
+    "value_put": lambda op, full, coop: _make_p(),
+    "value_get": lambda op, full, coop: _make_g(),
+    "strided": lambda op, full, coop: _make_strided(op.name),
+    "signal_put": lambda op, full, coop: _make_put_signal(full, _shims.symbol(op.name, coop=coop)),
+    "signal": lambda op, full, coop: _make_signal(op.name),
+    "wait": lambda op, full, coop: _make_typed(op),
+    "wait_set": lambda op, full, coop: make_wait_set(op),
+    "team_query": lambda op, full, coop: _make_team_query(full, _shims.symbol(op.name), len(op.args)),
+    "team_sync": lambda op, full, coop: _make_team_sync(full, _shims.symbol(op.name, coop=coop)),
+    "broadcast": lambda op, full, coop: _make_broadcast(full, _shims.symbol(op.name, coop=coop)),
+    "gather": lambda op, full, coop: _make_gather(full, _shims.symbol(op.name, coop=coop)),
+    "reduce": lambda op, full, coop: _make_reduce(full, op.name, coop),
+    "amo": lambda op, full, coop: _make_typed(op),
+}
+
+
 def _build():
     fns = {}
     for op in OPS:
-        n = op.name
         for coop, sfx in _shims.COOP_SUFFIX.items():
-            if coop != "thread" and not op.coop:
-                continue
-            full = n + sfx
-            if n in ("my_pe", "n_pes"):
-                fns[full] = _make_noarg(full, _shims.symbol(n), "i32")
-            elif n in _shims.NO_ARG:
-                fns[full] = _make_noarg(full, _shims.symbol(n, coop=coop), "void")
-            elif n in _shims.BYTE_RMA:
-                fns[full] = _make_rma(full, _shims.symbol(n, coop=coop))
-            elif n == "p":
-                fns[full] = _make_p()
-            elif n == "g":
-                fns[full] = _make_g()
-            elif n in ("iput", "iget"):
-                fns[full] = _make_strided(n)
-            elif n in _shims.SIGNAL_PUTS:
-                fns[full] = _make_put_signal(full, _shims.symbol(n, coop=coop))
-            elif n in ("signal_op", "signal_fetch", "signal_wait_until"):
-                fns[full] = _make_signal(n)
-            elif n in _shims.TEAM_QUERIES:
-                fns[full] = _make_team_query(full, _shims.symbol(n), len(op.args))
-            elif n in _shims.TEAM_SYNCS:
-                fns[full] = _make_team_sync(full, _shims.symbol(n, coop=coop))
-            elif n == "broadcast":
-                fns[full] = _make_broadcast(full, _shims.symbol(n, coop=coop))
-            elif n in _shims.GATHERS:
-                fns[full] = _make_gather(full, _shims.symbol(n, coop=coop))
-            elif n in _shims.REDUCTIONS:
-                fns[full] = _make_reduce(full, n, coop)
-            elif n in _shims.WAIT_SETS:
-                fns[full] = make_wait_set(op)
-            elif n in _shims.WAITS or n.startswith("atomic_"):
-                fns[full] = _make_typed(op)
-            else:
-                raise AssertionError(f"no intrinsic rule for device op {n!r}")
+            if coop == "thread" or op.coop:
+                fns[op.name + sfx] = _FACTORIES[op.lowering](op, op.name + sfx, coop)
     return fns
 
 

@@ -32,7 +32,7 @@ import threading
 import numpy as np
 
 import pyshmem
-from pyshmem.device import _shims, _sim_blocks
+from pyshmem.device import _sim_blocks
 from pyshmem.device._table import OPS, REDUCE_OPS
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import where
@@ -288,7 +288,7 @@ def _wait_set(op):
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))  # _shims.INT_TAGS
 _INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.uint64))
-globals().update({op.name: _wait_set(op) for op in OPS if op.name in _shims.WAIT_SETS})
+globals().update({op.name: _wait_set(op) for op in OPS if op.lowering == "wait_set"})
 
 
 def atomic_fetch(src, pe):

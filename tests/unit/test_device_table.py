@@ -78,3 +78,16 @@ def test_reduction_operators_have_one_definition():
     assert [op.value for op in pyshmem.OP] == names and pyshmem.OP_SUM == "sum"
     assert list(_table.REDUCE_OPS) == list(lib.REDUCE_OPS) and REDUCE_KINDS["xor"] == "bitwise"
     assert [op.name for op in _table.OPS if op.name.endswith("_reduce")] == [f"{n}_reduce" for n in names]
+
+
+def test_every_row_has_a_lowering_both_gpu_generators_know():
+    # Adding an operation of an existing kind is adding a row: the intrinsic factories
+    # (gpu.py) and the shim writers (_shims.py) are keyed by exactly the table's kinds.
+    code = ("from pyshmem.device import gpu, _shims, _table\n"
+            "kinds = set(_table.LOWERINGS)\n"
+            "assert {op.lowering for op in _table.OPS} == kinds, {op.name: op.lowering for op in _table.OPS}\n"
+            "assert set(gpu._FACTORIES) == kinds, set(gpu._FACTORIES) ^ kinds\n"
+            "assert set(_shims._WRITERS) == kinds, set(_shims._WRITERS) ^ kinds\n"
+            "print('OK')\n")
+    proc = _run(code, False)
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr
