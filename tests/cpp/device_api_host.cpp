@@ -10,6 +10,7 @@
 #include <pyshmem/pyshmem.h>
 
 #include "cuda/gpu_heap.h"  // the core's GPU heap (tests link the core statically)
+#include <pyshmem/pyshmem_gpu.h>  // pyshmem_gpu_malloc (collective)
 
 #include <atomic>
 #include <cstdio>
@@ -33,7 +34,14 @@ static bool gpu_state = false;  // TEST_GPU_STATE=1
 
 template <class T>
 T* sym_calloc(size_t n) {
-  if (gpu_state) return reinterpret_cast<T*>(pyshmem::gpu_malloc(n * sizeof(T), 0, true, "test"));
+  if (gpu_state) {
+    void* p = nullptr;
+    if (pyshmem_gpu_malloc(n * sizeof(T), 0, 1, &p) != 0) {
+      std::fprintf(stderr, "pyshmem_gpu_malloc: %s\n", pyshmem_last_error());
+      std::exit(1);
+    }
+    return static_cast<T*>(p);
+  }
   void* p = nullptr;
   if (pyshmem_calloc(n, sizeof(T), &p) != PYSHMEM_SUCCESS) {
     std::fprintf(stderr, "calloc failed: %s\n", pyshmem_last_error());

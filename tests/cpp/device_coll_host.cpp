@@ -12,6 +12,7 @@
 #include <pyshmem/pyshmem.h>
 
 #include "cuda/gpu_heap.h"  // the core's GPU heap (tests link the core statically)
+#include <pyshmem/pyshmem_gpu.h>  // pyshmem_gpu_malloc (collective)
 
 #include <algorithm>
 #include <cstdio>
@@ -39,7 +40,14 @@ static bool gpu_state = false;
 
 template <class T>
 T* sym_calloc(size_t n) {
-  if (gpu_state) return reinterpret_cast<T*>(pyshmem::gpu_malloc(n * sizeof(T), 0, true, "test"));
+  if (gpu_state) {
+    void* p = nullptr;
+    if (pyshmem_gpu_malloc(n * sizeof(T), 0, 1, &p) != 0) {
+      std::fprintf(stderr, "pyshmem_gpu_malloc: %s\n", pyshmem_last_error());
+      std::exit(1);
+    }
+    return static_cast<T*>(p);
+  }
   void* p = nullptr;
   CHECK_OK(pyshmem_calloc(n, sizeof(T), &p));
   return static_cast<T*>(p);
