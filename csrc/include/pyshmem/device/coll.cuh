@@ -192,168 +192,93 @@ PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* sou
   coll_sync<C>(call, team);
 }
 
+// The operator as a template argument: one reduce_impl per PYSHMEM_REDUCE_OPS row; the
+// "bitwise" ones (and/or/xor) for integer types only.
 template <class T, Coop C>
 PYSHMEM_HD void reduce_op(const char* call, team_t team, T* dest, const T* source, size_t nelems, int op) {
-  switch (op) {
-    case PYSHMEM_OP_SUM: return reduce_impl<T, PYSHMEM_OP_SUM, C>(call, team, dest, source, nelems);
-    case PYSHMEM_OP_PROD: return reduce_impl<T, PYSHMEM_OP_PROD, C>(call, team, dest, source, nelems);
-    case PYSHMEM_OP_MAX: return reduce_impl<T, PYSHMEM_OP_MAX, C>(call, team, dest, source, nelems);
-    case PYSHMEM_OP_MIN: return reduce_impl<T, PYSHMEM_OP_MIN, C>(call, team, dest, source, nelems);
+#define PYSHMEM_REDUCE_OP_CASE(NAME, name, kind)                                                 \
+  if constexpr (kind[0] != 'b' || cuda::std::is_integral<T>::value) {                           \
+    if (op == PYSHMEM_OP_##NAME) return reduce_impl<T, PYSHMEM_OP_##NAME, C>(call, team, dest, source, nelems); \
   }
-  if constexpr (cuda::std::is_integral<T>::value) {
-    switch (op) {
-      case PYSHMEM_OP_AND: return reduce_impl<T, PYSHMEM_OP_AND, C>(call, team, dest, source, nelems);
-      case PYSHMEM_OP_OR: return reduce_impl<T, PYSHMEM_OP_OR, C>(call, team, dest, source, nelems);
-      case PYSHMEM_OP_XOR: return reduce_impl<T, PYSHMEM_OP_XOR, C>(call, team, dest, source, nelems);
-    }
-  }
+  PYSHMEM_REDUCE_OPS(PYSHMEM_REDUCE_OP_CASE)
+#undef PYSHMEM_REDUCE_OP_CASE
   trap(call, "op is not a reduction operator for this type (and/or/xor take integer types)", op);
 }
 
 }  // namespace detail
 
-// ---- broadcast: dest on every member <- root's source (root is a team PE number) ----
-PYSHMEM_HD void broadcastmem(team_t team, void* dest, const void* source, size_t nbytes, int root) {
-  detail::broadcast_impl<Coop::thread>("broadcastmem", team, dest, source, nbytes, root);
-}
-PYSHMEM_HD void broadcastmem_warp(team_t team, void* dest, const void* source, size_t nbytes, int root) {
-  detail::broadcast_impl<Coop::warp>("broadcastmem_warp", team, dest, source, nbytes, root);
-}
-PYSHMEM_HD void broadcastmem_block(team_t team, void* dest, const void* source, size_t nbytes, int root) {
-  detail::broadcast_impl<Coop::block>("broadcastmem_block", team, dest, source, nbytes, root);
-}
-template <class T>
-PYSHMEM_HD void broadcast(team_t team, T* dest, const T* source, size_t nelems, int root) {
-  broadcastmem(team, dest, source, nelems * sizeof(T), root);
-}
-template <class T>
-PYSHMEM_HD void broadcast_warp(team_t team, T* dest, const T* source, size_t nelems, int root) {
-  broadcastmem_warp(team, dest, source, nelems * sizeof(T), root);
-}
-template <class T>
-PYSHMEM_HD void broadcast_block(team_t team, T* dest, const T* source, size_t nelems, int root) {
-  broadcastmem_block(team, dest, source, nelems * sizeof(T), root);
-}
+// Each collective is defined once for a thread, a warp (_warp) and a block (_block): the
+// byte form (<name>mem) and the typed form (nelems of T).
+//
+// broadcast: dest on every member <- root's source (root is a team PE number).
+// fcollect: dest[j*n ...] <- member j's n elements.
+// alltoall: block j of my source -> block (my index) of member j's dest.
+// collect: dest <- every member's source back to back in team order; each member brings
+//   its own nbytes (which may differ). dest must hold the sum of them.
+// alltoalls: alltoall with strides: element i of block j of my source (at source +
+//   (j*nelems + i)*sst) -> element i of block (my index) of member j's dest (at dest +
+//   (my*nelems + i)*dst). Strides and nelems in elements; alltoallsmem's are bytes (and
+//   it has no _warp/_block forms, as in NVSHMEM).
+// reduce: dest[i] = op over the members of source[i]; op a pyshmem_reduce_op.
+#define PYSHMEM_DEFINE_COLLECTIVES(SUFFIX, LEVEL)                                                    \
+  PYSHMEM_HD void broadcastmem##SUFFIX(team_t team, void* dest, const void* source, size_t nbytes, int root) { \
+    detail::broadcast_impl<Coop::LEVEL>("broadcastmem" #SUFFIX, team, dest, source, nbytes, root);  \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  PYSHMEM_HD void broadcast##SUFFIX(team_t team, T* dest, const T* source, size_t nelems, int root) { \
+    broadcastmem##SUFFIX(team, dest, source, nelems * sizeof(T), root);                             \
+  }                                                                                                 \
+  PYSHMEM_HD void fcollectmem##SUFFIX(team_t team, void* dest, const void* source, size_t nbytes) { \
+    detail::gather_impl<Coop::LEVEL>("fcollectmem" #SUFFIX, team, dest, source, nbytes, false);     \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  PYSHMEM_HD void fcollect##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {          \
+    fcollectmem##SUFFIX(team, dest, source, nelems * sizeof(T));                                    \
+  }                                                                                                 \
+  PYSHMEM_HD void alltoallmem##SUFFIX(team_t team, void* dest, const void* source, size_t nbytes) { \
+    detail::gather_impl<Coop::LEVEL>("alltoallmem" #SUFFIX, team, dest, source, nbytes, true);      \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  PYSHMEM_HD void alltoall##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {          \
+    alltoallmem##SUFFIX(team, dest, source, nelems * sizeof(T));                                    \
+  }                                                                                                 \
+  PYSHMEM_HD void collectmem##SUFFIX(team_t team, void* dest, const void* source, size_t nbytes) {  \
+    detail::collect_impl<Coop::LEVEL>("collectmem" #SUFFIX, team, dest, ~size_t(0), source, nbytes); \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  PYSHMEM_HD void collect##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {           \
+    collectmem##SUFFIX(team, dest, source, nelems * sizeof(T));                                     \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  PYSHMEM_HD void alltoalls##SUFFIX(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, \
+                                    size_t nelems) {                                                \
+    detail::alltoalls_impl<Coop::LEVEL>("alltoalls" #SUFFIX, team, dest, source, dst, sst, nelems, sizeof(T)); \
+  }                                                                                                 \
+  template <class T>                                                                                \
+  PYSHMEM_HD void reduce##SUFFIX(team_t team, T* dest, const T* source, size_t nelems, int op) {    \
+    detail::reduce_op<T, Coop::LEVEL>("reduce" #SUFFIX, team, dest, source, nelems, op);            \
+  }
+PYSHMEM_FOR_EACH_COOP(PYSHMEM_DEFINE_COLLECTIVES)
+#undef PYSHMEM_DEFINE_COLLECTIVES
 
-// ---- fcollect: dest[j*n ...] <- member j's n elements ----
-PYSHMEM_HD void fcollectmem(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::gather_impl<Coop::thread>("fcollectmem", team, dest, source, nbytes, false);
-}
-PYSHMEM_HD void fcollectmem_warp(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::gather_impl<Coop::warp>("fcollectmem_warp", team, dest, source, nbytes, false);
-}
-PYSHMEM_HD void fcollectmem_block(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::gather_impl<Coop::block>("fcollectmem_block", team, dest, source, nbytes, false);
-}
-template <class T>
-PYSHMEM_HD void fcollect(team_t team, T* dest, const T* source, size_t nelems) {
-  fcollectmem(team, dest, source, nelems * sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void fcollect_warp(team_t team, T* dest, const T* source, size_t nelems) {
-  fcollectmem_warp(team, dest, source, nelems * sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void fcollect_block(team_t team, T* dest, const T* source, size_t nelems) {
-  fcollectmem_block(team, dest, source, nelems * sizeof(T));
-}
-
-// ---- alltoall: block j of my source -> block (my index) of member j's dest ----
-PYSHMEM_HD void alltoallmem(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::gather_impl<Coop::thread>("alltoallmem", team, dest, source, nbytes, true);
-}
-PYSHMEM_HD void alltoallmem_warp(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::gather_impl<Coop::warp>("alltoallmem_warp", team, dest, source, nbytes, true);
-}
-PYSHMEM_HD void alltoallmem_block(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::gather_impl<Coop::block>("alltoallmem_block", team, dest, source, nbytes, true);
-}
-template <class T>
-PYSHMEM_HD void alltoall(team_t team, T* dest, const T* source, size_t nelems) {
-  alltoallmem(team, dest, source, nelems * sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void alltoall_warp(team_t team, T* dest, const T* source, size_t nelems) {
-  alltoallmem_warp(team, dest, source, nelems * sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void alltoall_block(team_t team, T* dest, const T* source, size_t nelems) {
-  alltoallmem_block(team, dest, source, nelems * sizeof(T));
-}
-
-// ---- collect: dest <- every member's source back to back in team order; each member
-// brings its own nbytes (which may differ). dest must hold the sum of them. ----
-PYSHMEM_HD void collectmem(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::collect_impl<Coop::thread>("collectmem", team, dest, ~size_t(0), source, nbytes);
-}
-PYSHMEM_HD void collectmem_warp(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::collect_impl<Coop::warp>("collectmem_warp", team, dest, ~size_t(0), source, nbytes);
-}
-PYSHMEM_HD void collectmem_block(team_t team, void* dest, const void* source, size_t nbytes) {
-  detail::collect_impl<Coop::block>("collectmem_block", team, dest, ~size_t(0), source, nbytes);
-}
-template <class T>
-PYSHMEM_HD void collect(team_t team, T* dest, const T* source, size_t nelems) {
-  collectmem(team, dest, source, nelems * sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void collect_warp(team_t team, T* dest, const T* source, size_t nelems) {
-  collectmem_warp(team, dest, source, nelems * sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void collect_block(team_t team, T* dest, const T* source, size_t nelems) {
-  collectmem_block(team, dest, source, nelems * sizeof(T));
-}
-
-// ---- alltoalls: alltoall with strides: element i of block j of my source (at source +
-// (j*nelems + i)*sst) -> element i of block (my index) of member j's dest (at dest +
-// (my*nelems + i)*dst). Strides and nelems in elements; alltoallsmem's are bytes. ----
-template <class T>
-PYSHMEM_HD void alltoalls(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) {
-  detail::alltoalls_impl<Coop::thread>("alltoalls", team, dest, source, dst, sst, nelems, sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void alltoalls_warp(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) {
-  detail::alltoalls_impl<Coop::warp>("alltoalls_warp", team, dest, source, dst, sst, nelems, sizeof(T));
-}
-template <class T>
-PYSHMEM_HD void alltoalls_block(team_t team, T* dest, const T* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems) {
-  detail::alltoalls_impl<Coop::block>("alltoalls_block", team, dest, source, dst, sst, nelems, sizeof(T));
-}
 PYSHMEM_HD void alltoallsmem(team_t team, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,
                              size_t nelems) {
   detail::alltoalls_impl<Coop::thread>("alltoallsmem", team, dest, source, dst, sst, nelems, 1);
 }
 
-// ---- reductions: dest[i] = op over the members of source[i]; op a pyshmem_reduce_op ----
-template <class T>
-PYSHMEM_HD void reduce(team_t team, T* dest, const T* source, size_t nelems, int op) {
-  detail::reduce_op<T, Coop::thread>("reduce", team, dest, source, nelems, op);
-}
-template <class T>
-PYSHMEM_HD void reduce_warp(team_t team, T* dest, const T* source, size_t nelems, int op) {
-  detail::reduce_op<T, Coop::warp>("reduce_warp", team, dest, source, nelems, op);
-}
-template <class T>
-PYSHMEM_HD void reduce_block(team_t team, T* dest, const T* source, size_t nelems, int op) {
-  detail::reduce_op<T, Coop::block>("reduce_block", team, dest, source, nelems, op);
-}
-
 // sum_reduce, prod_reduce, max_reduce, min_reduce, and_reduce, or_reduce, xor_reduce
 // (and _warp/_block): NVSHMEM's <op>_reduce with the type as a template parameter.
-#define PYSHMEM_DEFINE_REDUCTION(FN, OP)                                                          \
+// PYSHMEM_REDUCE_OPS (pyshmem/types.h) spells the operators in capitals, which the
+// preprocessor cannot lower, so the names are listed here, checked against it below.
+#define PYSHMEM_DEFINE_REDUCTION_AT(SUFFIX, LEVEL, FN, OP)                                         \
   template <class T>                                                                              \
-  PYSHMEM_HD void FN(team_t team, T* dest, const T* source, size_t nelems) {                      \
-    detail::reduce_impl<T, OP, Coop::thread>(#FN, team, dest, source, nelems);                   \
-  }                                                                                               \
-  template <class T>                                                                              \
-  PYSHMEM_HD void FN##_warp(team_t team, T* dest, const T* source, size_t nelems) {               \
-    detail::reduce_impl<T, OP, Coop::warp>(#FN "_warp", team, dest, source, nelems);             \
-  }                                                                                               \
-  template <class T>                                                                              \
-  PYSHMEM_HD void FN##_block(team_t team, T* dest, const T* source, size_t nelems) {              \
-    detail::reduce_impl<T, OP, Coop::block>(#FN "_block", team, dest, source, nelems);           \
+  PYSHMEM_HD void FN##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {              \
+    detail::reduce_impl<T, OP, Coop::LEVEL>(#FN #SUFFIX, team, dest, source, nelems);            \
   }
+#define PYSHMEM_DEFINE_REDUCTION(FN, OP)                                                          \
+  PYSHMEM_DEFINE_REDUCTION_AT(, thread, FN, OP)                                                   \
+  PYSHMEM_DEFINE_REDUCTION_AT(_warp, warp, FN, OP)                                                \
+  PYSHMEM_DEFINE_REDUCTION_AT(_block, block, FN, OP)
 PYSHMEM_DEFINE_REDUCTION(sum_reduce, PYSHMEM_OP_SUM)
 PYSHMEM_DEFINE_REDUCTION(prod_reduce, PYSHMEM_OP_PROD)
 PYSHMEM_DEFINE_REDUCTION(max_reduce, PYSHMEM_OP_MAX)
@@ -361,7 +286,9 @@ PYSHMEM_DEFINE_REDUCTION(min_reduce, PYSHMEM_OP_MIN)
 PYSHMEM_DEFINE_REDUCTION(and_reduce, PYSHMEM_OP_AND)
 PYSHMEM_DEFINE_REDUCTION(or_reduce, PYSHMEM_OP_OR)
 PYSHMEM_DEFINE_REDUCTION(xor_reduce, PYSHMEM_OP_XOR)
+static_assert(PYSHMEM_OP_COUNT == 7, "a reduction operator was added to PYSHMEM_REDUCE_OPS: define its <op>_reduce here");
 #undef PYSHMEM_DEFINE_REDUCTION
+#undef PYSHMEM_DEFINE_REDUCTION_AT
 
 }  // namespace device_api
 }  // namespace pyshmem

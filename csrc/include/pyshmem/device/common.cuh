@@ -36,6 +36,17 @@ inline namespace device_api {
 // How many threads cooperate in one call (NVSHMEM's thread/warp/block variants).
 enum class Coop { thread, warp, block };
 
+// Every group call is defined once, by a macro applied to each cooperation level (and,
+// for RMA, each completion flavour), so the variants cannot drift apart. X(SUFFIX, LEVEL):
+// SUFFIX is the name's ending (none for the thread form: putmem, putmem_warp,
+// putmem_block), LEVEL the Coop enumerator.
+#define PYSHMEM_FOR_EACH_COOP(X) X(, thread) X(_warp, warp) X(_block, block)
+// X(NBI, SUFFIX, LEVEL, IS_NBI) for the blocking and the _nbi forms of each level, in
+// NVSHMEM's name order (putmem_nbi_warp).
+#define PYSHMEM_FOR_EACH_COOP_NBI(X)                                                   \
+  X(, , thread, false) X(, _warp, warp, false) X(, _block, block, false)               \
+  X(_nbi, , thread, true) X(_nbi, _warp, warp, true) X(_nbi, _block, block, true)
+
 namespace detail {
 
 template <class T>

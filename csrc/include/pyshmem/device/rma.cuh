@@ -49,89 +49,25 @@ PYSHMEM_HD void getmem_impl(const char* call, void* dest, const void* source, si
 
 }  // namespace detail
 
-// ---- byte forms ----
-PYSHMEM_HD void putmem(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::thread>("putmem", dest, source, nbytes, pe, false);
-}
-PYSHMEM_HD void putmem_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::warp>("putmem_warp", dest, source, nbytes, pe, false);
-}
-PYSHMEM_HD void putmem_block(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::block>("putmem_block", dest, source, nbytes, pe, false);
-}
-PYSHMEM_HD void getmem(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::thread>("getmem", dest, source, nbytes, pe, false);
-}
-PYSHMEM_HD void getmem_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::warp>("getmem_warp", dest, source, nbytes, pe, false);
-}
-PYSHMEM_HD void getmem_block(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::block>("getmem_block", dest, source, nbytes, pe, false);
-}
-PYSHMEM_HD void putmem_nbi(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::thread>("putmem_nbi", dest, source, nbytes, pe, true);
-}
-PYSHMEM_HD void putmem_nbi_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::warp>("putmem_nbi_warp", dest, source, nbytes, pe, true);
-}
-PYSHMEM_HD void putmem_nbi_block(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::putmem_impl<Coop::block>("putmem_nbi_block", dest, source, nbytes, pe, true);
-}
-PYSHMEM_HD void getmem_nbi(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::thread>("getmem_nbi", dest, source, nbytes, pe, true);
-}
-PYSHMEM_HD void getmem_nbi_warp(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::warp>("getmem_nbi_warp", dest, source, nbytes, pe, true);
-}
-PYSHMEM_HD void getmem_nbi_block(void* dest, const void* source, size_t nbytes, int pe) {
-  detail::getmem_impl<Coop::block>("getmem_nbi_block", dest, source, nbytes, pe, true);
-}
-
-// ---- typed forms ----
-template <class T>
-PYSHMEM_HD void put(T* dest, const T* source, size_t nelems, int pe) { putmem(dest, source, nelems * sizeof(T), pe); }
-template <class T>
-PYSHMEM_HD void put_warp(T* dest, const T* source, size_t nelems, int pe) {
-  putmem_warp(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void put_block(T* dest, const T* source, size_t nelems, int pe) {
-  putmem_block(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void get(T* dest, const T* source, size_t nelems, int pe) { getmem(dest, source, nelems * sizeof(T), pe); }
-template <class T>
-PYSHMEM_HD void get_warp(T* dest, const T* source, size_t nelems, int pe) {
-  getmem_warp(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void get_block(T* dest, const T* source, size_t nelems, int pe) {
-  getmem_block(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void put_nbi(T* dest, const T* source, size_t nelems, int pe) {
-  putmem_nbi(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void put_nbi_warp(T* dest, const T* source, size_t nelems, int pe) {
-  putmem_nbi_warp(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void put_nbi_block(T* dest, const T* source, size_t nelems, int pe) {
-  putmem_nbi_block(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void get_nbi(T* dest, const T* source, size_t nelems, int pe) {
-  getmem_nbi(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void get_nbi_warp(T* dest, const T* source, size_t nelems, int pe) {
-  getmem_nbi_warp(dest, source, nelems * sizeof(T), pe);
-}
-template <class T>
-PYSHMEM_HD void get_nbi_block(T* dest, const T* source, size_t nelems, int pe) {
-  getmem_nbi_block(dest, source, nelems * sizeof(T), pe);
-}
+// putmem/getmem (bytes) and put/get (nelems of T), each blocking and _nbi, for a
+// thread, a warp (_warp) and a block (_block).
+#define PYSHMEM_DEFINE_RMA(NBI, SUFFIX, LEVEL, IS_NBI)                                              \
+  PYSHMEM_HD void putmem##NBI##SUFFIX(void* dest, const void* source, size_t nbytes, int pe) {     \
+    detail::putmem_impl<Coop::LEVEL>("putmem" #NBI #SUFFIX, dest, source, nbytes, pe, IS_NBI);     \
+  }                                                                                                \
+  PYSHMEM_HD void getmem##NBI##SUFFIX(void* dest, const void* source, size_t nbytes, int pe) {     \
+    detail::getmem_impl<Coop::LEVEL>("getmem" #NBI #SUFFIX, dest, source, nbytes, pe, IS_NBI);     \
+  }                                                                                                \
+  template <class T>                                                                               \
+  PYSHMEM_HD void put##NBI##SUFFIX(T* dest, const T* source, size_t nelems, int pe) {              \
+    putmem##NBI##SUFFIX(dest, source, nelems * sizeof(T), pe);                                     \
+  }                                                                                                \
+  template <class T>                                                                               \
+  PYSHMEM_HD void get##NBI##SUFFIX(T* dest, const T* source, size_t nelems, int pe) {              \
+    getmem##NBI##SUFFIX(dest, source, nelems * sizeof(T), pe);                                     \
+  }
+PYSHMEM_FOR_EACH_COOP_NBI(PYSHMEM_DEFINE_RMA)
+#undef PYSHMEM_DEFINE_RMA
 
 // Single element: p stores `value` into dest on pe; g returns source on pe. For
 // arithmetic types the access is one relaxed system-scope atomic (never torn, and not

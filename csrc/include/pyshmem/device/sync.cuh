@@ -95,65 +95,21 @@ PYSHMEM_HD void putmem_signal_impl(const char* call, void* dest, const void* sou
 }
 }  // namespace detail
 
-PYSHMEM_HD void putmem_signal(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr, uint64_t signal,
-                              int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::thread>("putmem_signal", dest, source, nbytes, sig_addr, signal, sig_op, pe, false);
-}
-PYSHMEM_HD void putmem_signal_warp(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
-                                   uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::warp>("putmem_signal_warp", dest, source, nbytes, sig_addr, signal, sig_op, pe,
-                                            false);
-}
-PYSHMEM_HD void putmem_signal_block(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
-                                    uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::block>("putmem_signal_block", dest, source, nbytes, sig_addr, signal, sig_op, pe,
-                                             false);
-}
-PYSHMEM_HD void putmem_signal_nbi(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
-                                  uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::thread>("putmem_signal_nbi", dest, source, nbytes, sig_addr, signal, sig_op, pe,
-                                           true);
-}
-PYSHMEM_HD void putmem_signal_nbi_warp(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
-                                       uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::warp>("putmem_signal_nbi_warp", dest, source, nbytes, sig_addr, signal, sig_op,
-                                         pe, true);
-}
-PYSHMEM_HD void putmem_signal_nbi_block(void* dest, const void* source, size_t nbytes, uint64_t* sig_addr,
-                                        uint64_t signal, int sig_op, int pe) {
-  detail::putmem_signal_impl<Coop::block>("putmem_signal_nbi_block", dest, source, nbytes, sig_addr, signal, sig_op,
-                                          pe, true);
-}
-template <class T>
-PYSHMEM_HD void put_signal(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op,
-                           int pe) {
-  putmem_signal(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
-}
-template <class T>
-PYSHMEM_HD void put_signal_warp(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                                int sig_op, int pe) {
-  putmem_signal_warp(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
-}
-template <class T>
-PYSHMEM_HD void put_signal_block(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                                 int sig_op, int pe) {
-  putmem_signal_block(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
-}
-template <class T>
-PYSHMEM_HD void put_signal_nbi(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                               int sig_op, int pe) {
-  putmem_signal_nbi(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
-}
-template <class T>
-PYSHMEM_HD void put_signal_nbi_warp(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                                    int sig_op, int pe) {
-  putmem_signal_nbi_warp(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
-}
-template <class T>
-PYSHMEM_HD void put_signal_nbi_block(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                                     int sig_op, int pe) {
-  putmem_signal_nbi_block(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);
-}
+// putmem_signal (bytes) and put_signal (nelems of T), blocking and _nbi, for a thread,
+// a warp (_warp) and a block (_block).
+#define PYSHMEM_DEFINE_PUT_SIGNAL(NBI, SUFFIX, LEVEL, IS_NBI)                                        \
+  PYSHMEM_HD void putmem_signal##NBI##SUFFIX(void* dest, const void* source, size_t nbytes,         \
+                                             uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) { \
+    detail::putmem_signal_impl<Coop::LEVEL>("putmem_signal" #NBI #SUFFIX, dest, source, nbytes, sig_addr,   \
+                                            signal, sig_op, pe, IS_NBI);                               \
+  }                                                                                                  \
+  template <class T>                                                                                 \
+  PYSHMEM_HD void put_signal##NBI##SUFFIX(T* dest, const T* source, size_t nelems, uint64_t* sig_addr, \
+                                          uint64_t signal, int sig_op, int pe) {                      \
+    putmem_signal##NBI##SUFFIX(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe);      \
+  }
+PYSHMEM_FOR_EACH_COOP_NBI(PYSHMEM_DEFINE_PUT_SIGNAL)
+#undef PYSHMEM_DEFINE_PUT_SIGNAL
 
 // ---- point-to-point synchronisation on local symmetric variables ----
 template <class T>
@@ -211,12 +167,11 @@ PYSHMEM_HD void barrier_impl(const char* call, bool complete_puts) {
 }  // namespace detail
 
 // Collective over all PEs: one thread (or one warp/block with the variants) per PE.
-PYSHMEM_HD void barrier_all() { detail::barrier_impl<Coop::thread>("barrier_all", true); }
-PYSHMEM_HD void barrier_all_warp() { detail::barrier_impl<Coop::warp>("barrier_all_warp", true); }
-PYSHMEM_HD void barrier_all_block() { detail::barrier_impl<Coop::block>("barrier_all_block", true); }
-PYSHMEM_HD void sync_all() { detail::barrier_impl<Coop::thread>("sync_all", false); }
-PYSHMEM_HD void sync_all_warp() { detail::barrier_impl<Coop::warp>("sync_all_warp", false); }
-PYSHMEM_HD void sync_all_block() { detail::barrier_impl<Coop::block>("sync_all_block", false); }
+#define PYSHMEM_DEFINE_BARRIER_ALL(SUFFIX, LEVEL)                                                   \
+  PYSHMEM_HD void barrier_all##SUFFIX() { detail::barrier_impl<Coop::LEVEL>("barrier_all" #SUFFIX, true); } \
+  PYSHMEM_HD void sync_all##SUFFIX() { detail::barrier_impl<Coop::LEVEL>("sync_all" #SUFFIX, false); }
+PYSHMEM_FOR_EACH_COOP(PYSHMEM_DEFINE_BARRIER_ALL)
+#undef PYSHMEM_DEFINE_BARRIER_ALL
 
 }  // namespace device_api
 }  // namespace pyshmem

@@ -103,12 +103,15 @@ PYSHMEM_HD int team_translate_pe(team_t src, int pe, team_t dst) {
   return rel / b.stride;
 }
 
-PYSHMEM_HD void sync(team_t team) { detail::team_barrier_impl<Coop::thread>("sync", team, false); }
-PYSHMEM_HD void sync_warp(team_t team) { detail::team_barrier_impl<Coop::warp>("sync_warp", team, false); }
-PYSHMEM_HD void sync_block(team_t team) { detail::team_barrier_impl<Coop::block>("sync_block", team, false); }
-PYSHMEM_HD void barrier(team_t team) { detail::team_barrier_impl<Coop::thread>("barrier", team, true); }
-PYSHMEM_HD void barrier_warp(team_t team) { detail::team_barrier_impl<Coop::warp>("barrier_warp", team, true); }
-PYSHMEM_HD void barrier_block(team_t team) { detail::team_barrier_impl<Coop::block>("barrier_block", team, true); }
+#define PYSHMEM_DEFINE_TEAM_BARRIER(SUFFIX, LEVEL)                                                  \
+  PYSHMEM_HD void sync##SUFFIX(team_t team) {                                                       \
+    detail::team_barrier_impl<Coop::LEVEL>("sync" #SUFFIX, team, false);                            \
+  }                                                                                                 \
+  PYSHMEM_HD void barrier##SUFFIX(team_t team) {                                                    \
+    detail::team_barrier_impl<Coop::LEVEL>("barrier" #SUFFIX, team, true);                          \
+  }
+PYSHMEM_FOR_EACH_COOP(PYSHMEM_DEFINE_TEAM_BARRIER)
+#undef PYSHMEM_DEFINE_TEAM_BARRIER
 
 }  // namespace device_api
 }  // namespace pyshmem
