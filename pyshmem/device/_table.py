@@ -1,12 +1,11 @@
 """The one table of device-API operations: name, arguments, result, cooperation.
 
-Every backend of ``pyshmem.device`` is generated from or checked against this table:
-the simulator implementation (``pyshmem/device/sim.py``) must provide exactly these
-functions with these parameters (tests/unit/test_device_table.py checks it); the GPU
-path's Numba intrinsics (``gpu.py``, ``gpu_waits.py``) and the extern "C" shims they
-call (``_shims.py``) are made from each row by the factory of its ``lowering`` kind; and
-<nvshmem.h>'s typed families are generated from the ``c`` column
-(csrc/nvshmem/gen_nvshmem.py).
+Every backend of ``pyshmem.device`` is made from this table, each row by the factory
+of its ``lowering`` kind: the simulator's functions (``sim.py``), the GPU path's Numba
+intrinsics (``gpu.py``, ``gpu_waits.py``) and the extern "C" shims they call
+(``_shims.py``); <nvshmem.h>'s typed families are generated from the ``c`` column
+(csrc/nvshmem/gen_nvshmem.py). tests/unit/test_device_table.py checks that each backend
+has exactly the table's functions and parameters.
 
 Arguments are named as in NVSHMEM's device API with Python-style arrays in place of
 pointer + count: ``dest``/``src`` are arrays (a slice gives an offset and a length),

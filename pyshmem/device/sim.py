@@ -25,7 +25,6 @@ or block with the same arguments; one thread does the work between two barriers.
 Calls made outside a kernel behave as a single thread.
 """
 
-import functools
 import inspect
 import threading
 
@@ -33,7 +32,7 @@ import numpy as np
 
 import pyshmem
 from pyshmem.device import _sim_blocks
-from pyshmem.device._table import OPS, REDUCE_OPS
+from pyshmem.device._table import OPS
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
 from pyshmem.runtime import where
 
@@ -137,97 +136,111 @@ def _cooperative(fn, kind):
     return variant
 
 
-# ---- the operations (names and parameters: pyshmem/device/_table.py) ----
-def my_pe():
-    """This PE's number."""
-    return pyshmem.my_pe()
+# ---- the operations: one factory per lowering kind of pyshmem/device/_table.py ----
+# A factory takes the op's row and returns the body, a function of the row's arguments in
+# the row's order; _from_row gives it the row's name, parameters and doc. Each body calls
+# the host-API verb of the same name (pyshmem.<name>) on the kernel's arrays.
+def _host(op):
+    return getattr(pyshmem, op.name)
 
 
-def n_pes():
-    """Number of PEs."""
-    return pyshmem.n_pes()
+def _sim_call(op):
+    """query, noarg, team_sync: the host verb (a team handle made a Team)."""
+    host = _host(op)
+    if op.args == ("team",):
+        return lambda team: host(_team(team))
+    return lambda: host()
 
 
-def put(dest, src, pe):
-    """Copy src into symmetric dest on pe."""
-    pyshmem.put(_arr(dest, "dest"), _arr(src, "src"), pe)
+def _sim_bytes(op):
+    host = _host(op)
+    return lambda dest, src, pe: host(_arr(dest, "dest"), _arr(src, "src"), pe)
 
 
-def get(dest, src, pe):
-    """Copy symmetric src on pe into dest."""
-    pyshmem.get(_arr(dest, "dest"), _arr(src, "src"), pe)
+def _sim_value_put(op):
+    def p(dest, value, pe):
+        d = _one(dest, "dest")
+        pyshmem.put(d, np.asarray([value]).astype(d.dtype), pe)
+
+    return p
 
 
-def put_nbi(dest, src, pe):
-    """Non-blocking put; complete after quiet()."""
-    pyshmem.put_nbi(_arr(dest, "dest"), _arr(src, "src"), pe)
+def _sim_value_get(op):
+    def g(src, pe):
+        s = _one(src, "src")
+        out = np.empty(1, s.dtype)
+        pyshmem.get(out, s, pe)
+        return out[0]
+
+    return g
 
 
-def get_nbi(dest, src, pe):
-    """Non-blocking get; complete after quiet()."""
-    pyshmem.get_nbi(_arr(dest, "dest"), _arr(src, "src"), pe)
+def _sim_strided(op):
+    host = _host(op)
+    return lambda dest, src, dst, sst, nelems, pe: host(_arr(dest, "dest"), _arr(src, "src"), pe, dst, sst, nelems)
 
 
-def p(dest, value, pe):
-    """Store value into dest[0] on pe."""
-    d = _one(dest, "dest")
-    pyshmem.put(d, np.asarray([value]).astype(d.dtype), pe)
+def _sim_signal_put(op):
+    host = _host(op)
+    return lambda dest, src, sig, signal, sig_op, pe: host(_arr(dest, "dest"), _arr(src, "src"), pe,
+                                                           _one(sig, "sig"), signal, sig_op)
 
 
-def g(src, pe):
-    """Return src[0] on pe."""
-    s = _one(src, "src")
-    out = np.empty(1, s.dtype)
-    pyshmem.get(out, s, pe)
-    return out[0]
+def _sim_one_word(op):
+    """wait, signal, amo: the host verb on the first element of the row's first argument
+    (ivar, sig, dest or src). A wait goes through _sim_blocks.wait; signal_op, which the
+    host API has as put_signal of no data, is that."""
+    role = op.args[0]
+    if op.name == "signal_op":
+        def signal_op(sig, signal, sig_op, pe):
+            s = _one(sig, role)
+            pyshmem.put_signal(s[:0], s[:0], pe, s, signal, sig_op)
+
+        return signal_op
+    host = _host(op)
+    if "wait" in op.name:
+        def waits(var, cmp, value):
+            v = _one(var, role)
+            return _sim_blocks.wait(op.name, v, cmp, value, lambda: host(v, cmp, value))
+
+        return waits
+    return lambda var, *rest: host(_one(var, role), *rest)
 
 
-def iput(dest, src, dst, sst, nelems, pe):
-    """Strided put: src[i*sst] -> dest[i*dst] on pe, i < nelems."""
-    pyshmem.iput(_arr(dest, "dest"), _arr(src, "src"), pe, dst, sst, nelems)
+def _sim_team_query(op):
+    from pyshmem._lib import lib
+
+    query = getattr(lib, op.name)
+    if op.name == "team_translate_pe":
+        return lambda src_team, pe, dest_team: _team(src_team).translate_pe(pe, _team(dest_team))
+    return lambda team: query(int(team))
 
 
-def iget(dest, src, dst, sst, nelems, pe):
-    """Strided get: src[i*sst] on pe -> dest[i*dst], i < nelems."""
-    pyshmem.iget(_arr(dest, "dest"), _arr(src, "src"), pe, dst, sst, nelems)
+def _sim_broadcast(op):
+    host = _host(op)
+    return lambda team, dest, src, root: host(_arr(dest, "dest"), _arr(src, "src"), root, team=_team(team))
 
 
-def put_signal(dest, src, sig, signal, sig_op, pe):
-    """Put, then update sig on pe; the data is visible before the signal."""
-    pyshmem.put_signal(_arr(dest, "dest"), _arr(src, "src"), pe, _one(sig, "sig"), signal, sig_op)
+def _sim_gather(op):
+    host = _host(op)
+    if op.name == "alltoall":  # a block is len(src) / team size elements (the row's doc)
+        def alltoall(team, dest, src):
+            s, t = _arr(src, "src"), _team(team)
+            host(_arr(dest, "dest"), s, s.size // t.n_pes(), team=t)
+
+        return alltoall
+    return lambda team, dest, src: host(_arr(dest, "dest"), _arr(src, "src"), team=_team(team))
 
 
-def put_signal_nbi(dest, src, sig, signal, sig_op, pe):
-    """Non-blocking put_signal."""
-    pyshmem.put_signal_nbi(_arr(dest, "dest"), _arr(src, "src"), pe, _one(sig, "sig"), signal, sig_op)
+def _sim_reduce(op):
+    reduction = op.name[: -len("_reduce")]
+    return lambda team, dest, src: pyshmem.reduce(_arr(dest, "dest"), _arr(src, "src"), reduction, team=_team(team))
 
 
-def signal_op(sig, signal, sig_op, pe):
-    """Update sig on pe: SIGNAL_SET stores, SIGNAL_ADD adds."""
-    s = _one(sig, "sig")
-    pyshmem.put_signal(s[:0], s[:0], pe, s, signal, sig_op)
+def _team(team):
+    from pyshmem.team import Team
 
-
-def signal_fetch(sig):
-    """The local value of sig (acquire)."""
-    return pyshmem.signal_fetch(_one(sig, "sig"))
-
-
-def signal_wait_until(sig, cmp, value):
-    """Wait until the local sig compares cmp to value; returns its value."""
-    s = _one(sig, "sig")
-    return _sim_blocks.wait("signal_wait_until", s, cmp, value, lambda: pyshmem.signal_wait_until(s, cmp, value))
-
-
-def wait_until(ivar, cmp, value):
-    """Wait until the local ivar[0] compares cmp to value (acquire)."""
-    v = _one(ivar, "ivar")
-    _sim_blocks.wait("wait_until", v, cmp, value, lambda: pyshmem.wait_until(v, cmp, value))
-
-
-def test(ivar, cmp, value):
-    """1 when ivar[0] compares cmp to value, else 0."""
-    return 1 if pyshmem.test(_one(ivar, "ivar"), cmp, value) else 0
+    return Team._from_handle(int(team))
 
 
 def _wait_set(op):
@@ -288,187 +301,45 @@ def _wait_set(op):
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint32, np.uint64))  # _shims.INT_TAGS
 _INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.uint64))
-globals().update({op.name: _wait_set(op) for op in OPS if op.lowering == "wait_set"})
 
+_FACTORIES = {
+    "query": _sim_call, "noarg": _sim_call, "team_sync": _sim_call, "bytes": _sim_bytes,
+    "value_put": _sim_value_put, "value_get": _sim_value_get, "strided": _sim_strided,
+    "signal_put": _sim_signal_put, "signal": _sim_one_word, "wait": _sim_one_word, "amo": _sim_one_word,
+    "team_query": _sim_team_query, "broadcast": _sim_broadcast, "gather": _sim_gather, "reduce": _sim_reduce,
+}
+
+
+def _from_row(op):
+    """The simulator's function of one table row: the factory's body under the row's name,
+    parameters and doc; an int32 result as an int (test: 1 or 0); and for a collective (a
+    cooperative op with no target PE) the calling kernel thread counted as waiting while it
+    runs: a thread in a barrier or collective cannot end another thread's wait of its block
+    before other PEs let it go (_sim_blocks)."""
+    if op.lowering == "wait_set":
+        return _wait_set(op)
+    body = _FACTORIES[op.lowering](op)
+    sig = inspect.Signature([inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in op.args])
+    to_int = op.result == "int32"
+    collective = op.coop and "pe" not in op.args
+
+    def fn(*args, **kwargs):
+        if kwargs:
+            args = sig.bind(*args, **kwargs).args
+        if collective:
+            with _sim_blocks.waiting(_sim_blocks.kernel_thread()):
+                return body(*args)
+        result = body(*args)
+        return int(result) if to_int else result
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__signature__ = sig
+    fn.__doc__ = op.doc
+    return fn
 
-def atomic_fetch(src, pe):
-    """Atomically read src[0] on pe."""
-    return pyshmem.atomic_fetch(_one(src, "src"), pe)
-
-
-def atomic_set(dest, value, pe):
-    """Atomically store value into dest[0] on pe."""
-    pyshmem.atomic_set(_one(dest, "dest"), value, pe)
-
-
-def atomic_swap(dest, value, pe):
-    """Store value, return the previous value."""
-    return pyshmem.atomic_swap(_one(dest, "dest"), value, pe)
-
-
-def atomic_compare_swap(dest, cond, value, pe):
-    """Store value if dest[0] == cond on pe; return the previous value."""
-    return pyshmem.atomic_compare_swap(_one(dest, "dest"), cond, value, pe)
-
-
-def atomic_fetch_add(dest, value, pe):
-    """Add value, return the previous value."""
-    return pyshmem.atomic_fetch_add(_one(dest, "dest"), value, pe)
-
-
-def atomic_add(dest, value, pe):
-    """Add value."""
-    pyshmem.atomic_add(_one(dest, "dest"), value, pe)
-
-
-def atomic_fetch_inc(dest, pe):
-    """Add 1, return the previous value."""
-    return pyshmem.atomic_fetch_inc(_one(dest, "dest"), pe)
-
-
-def atomic_inc(dest, pe):
-    """Add 1."""
-    pyshmem.atomic_inc(_one(dest, "dest"), pe)
-
-
-def atomic_fetch_and(dest, value, pe):
-    """Bitwise and, return the previous value."""
-    return pyshmem.atomic_fetch_and(_one(dest, "dest"), value, pe)
-
-
-def atomic_and(dest, value, pe):
-    """Bitwise and."""
-    pyshmem.atomic_and(_one(dest, "dest"), value, pe)
-
-
-def atomic_fetch_or(dest, value, pe):
-    """Bitwise or, return the previous value."""
-    return pyshmem.atomic_fetch_or(_one(dest, "dest"), value, pe)
-
-
-def atomic_or(dest, value, pe):
-    """Bitwise or."""
-    pyshmem.atomic_or(_one(dest, "dest"), value, pe)
-
-
-def atomic_fetch_xor(dest, value, pe):
-    """Bitwise xor, return the previous value."""
-    return pyshmem.atomic_fetch_xor(_one(dest, "dest"), value, pe)
-
-
-def atomic_xor(dest, value, pe):
-    """Bitwise xor."""
-    pyshmem.atomic_xor(_one(dest, "dest"), value, pe)
-
-
-def fence():
-    """Order this thread's operations to each PE."""
-    pyshmem.fence()
-
-
-def quiet():
-    """Complete this thread's operations."""
-    pyshmem.quiet()
-
-
-def barrier_all():
-    """quiet, then barrier over all PEs (call from one thread per PE)."""
-    pyshmem.barrier_all()
-
-
-def sync_all():
-    """Barrier over all PEs without quiet (call from one thread per PE)."""
-    pyshmem.sync_all()
-
-
-def _team(team):
-    from pyshmem.team import Team
-
-    return Team._from_handle(int(team))
-
-
-def team_my_pe(team):
-    """This PE's number in team, or -1."""
-    from pyshmem._lib import lib
-
-    return lib.team_my_pe(int(team))
-
-
-def team_n_pes(team):
-    """Number of PEs in team, or -1."""
-    from pyshmem._lib import lib
-
-    return lib.team_n_pes(int(team))
-
-
-def team_translate_pe(src_team, pe, dest_team):
-    """PE pe of src_team numbered in dest_team, or -1."""
-    return _team(src_team).translate_pe(pe, _team(dest_team))
-
-
-def sync(team):
-    """Barrier over the team's PEs without quiet (call from one thread per PE)."""
-    pyshmem.sync(_team(team))
-
-
-def barrier(team):
-    """quiet, then barrier over the team's PEs (call from one thread per PE)."""
-    pyshmem.barrier(_team(team))
-
-
-def broadcast(team, dest, src, root):
-    """dest on every member <- src on team PE root (min of both lengths)."""
-    pyshmem.broadcast(_arr(dest, "dest"), _arr(src, "src"), root, team=_team(team))
-
-
-def collect(team, dest, src):
-    """dest <- the members' src back to back in team order (each member's length may differ)."""
-    pyshmem.collect(_arr(dest, "dest"), _arr(src, "src"), team=_team(team))
-
-
-def fcollect(team, dest, src):
-    """dest[j*len(src):] <- member j's src."""
-    pyshmem.fcollect(_arr(dest, "dest"), _arr(src, "src"), team=_team(team))
-
-
-def alltoall(team, dest, src):
-    """Block j of src (len(src) / team size elements) -> block (my team PE) of member j's dest."""
-    s = _arr(src, "src")
-    t = _team(team)
-    pyshmem.alltoall(_arr(dest, "dest"), s, s.size // t.n_pes(), team=t)
-
-
-def _reduction(op):
-    def f(team, dest, src):
-        pyshmem.reduce(_arr(dest, "dest"), _arr(src, "src"), op, team=_team(team))
-
-    f.__name__ = f"{op}_reduce"
-    f.__doc__ = f"dest[i] = {op} over the members of src[i] (min of both lengths)."
-    return f
-
-
-globals().update({f"{r}_reduce": _reduction(r) for r, _kind in REDUCE_OPS})
-
-
-def _marks_waiting(fn):
-    """fn, with the calling kernel thread counted as waiting while it runs (a thread in a
-    barrier or collective cannot end another thread's wait of its block before other PEs
-    let it go; see _sim_blocks)."""
-
-    @functools.wraps(fn)
-    def marked(*args):
-        with _sim_blocks.waiting(_sim_blocks.kernel_thread()):
-            return fn(*args)
-
-    return marked
-
-
-for _name in ("barrier_all", "sync_all", "sync", "barrier", "broadcast", "collect", "fcollect", "alltoall",
-              *(f"{r}_reduce" for r, _kind in REDUCE_OPS)):
-    globals()[_name] = _marks_waiting(globals()[_name])
-del _name
 
 for _op in OPS:
+    globals()[_op.name] = _from_row(_op)
     if _op.coop:
         globals()[_op.name + "_warp"] = _cooperative(globals()[_op.name], "warp")
         globals()[_op.name + "_block"] = _cooperative(globals()[_op.name], "block")
