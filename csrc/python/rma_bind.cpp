@@ -31,6 +31,9 @@ Py_ssize_t elem_stride(const Buffer& b) {
   return 0;
 }
 
+// Host copies below kReleaseGilBytes keep the GIL (a memcpy is shorter than releasing
+// it); GPU copies always release it (gpu_*: they may wait for a stream, and a stream's
+// host callback may need the GIL).
 template <class F>
 bool run_maybe_nogil(const char* call, Py_ssize_t bytes, F&& f) {
   return bytes < kReleaseGilBytes ? run_guarded(call, f) : run_guarded_nogil(call, f);
@@ -55,7 +58,7 @@ PyObject* gpu_put_signal(const char* call, const Buffer& t, const Buffer& s, con
   char* sd = s.data();
   uint64_t* sp = reinterpret_cast<uint64_t*>(sig.data());
   const int amo_op = sigop == PYSHMEM_SIGNAL_ADD ? PYSHMEM_AMO_ADD : PYSHMEM_AMO_SET;
-  if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] {
+  if (!run_guarded_nogil(call, [&] {
         if (t.gpu) gpu_put(reinterpret_cast<uint64_t>(td), reinterpret_cast<uint64_t>(sd), nbytes, pe, 0, call);
         else putmem(td, sd, nbytes, pe, call);
         fence();
@@ -89,7 +92,7 @@ PyObject* gpu_contiguous(const char* call, RmaKind kind, const Buffer& t, const 
                          uint64_t stream) {
   if (!gpu_sides_ok(call, kind, t, s)) return nullptr;
   const uint64_t td = reinterpret_cast<uint64_t>(t.data()), sd = reinterpret_cast<uint64_t>(s.data());
-  if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nbytes), [&] {
+  if (!run_guarded_nogil(call, [&] {
         if (kind == kPut) gpu_put(td, sd, nbytes, pe, stream, call);
         else gpu_get(td, sd, nbytes, pe, stream, call);
       }))
@@ -105,7 +108,7 @@ PyObject* gpu_strided(const char* call, RmaKind kind, const Buffer& t, const Buf
   char* td = t.data();
   char* sd = s.data();
   const size_t dstep = static_cast<size_t>(dst) * elem, sstep = static_cast<size_t>(sst) * elem;
-  if (!run_maybe_nogil(call, static_cast<Py_ssize_t>(nelems * elem), [&] {
+  if (!run_guarded_nogil(call, [&] {
         for (size_t i = 0; i < nelems; ++i) {
           const uint64_t to = reinterpret_cast<uint64_t>(td + i * dstep), from = reinterpret_cast<uint64_t>(sd + i * sstep);
           if (kind == kPut) gpu_put(to, from, elem, pe, 0, call);

@@ -47,7 +47,7 @@ PyObject* wait_or_test(bool blocking, PyObject* const* args, Py_ssize_t nargs, P
   if (b.gpu) {  // symmetric GPU memory: each poll is a copy (host/gpu_wait.cpp)
     const uint64_t at = reinterpret_cast<uint64_t>(b.data());
     bool hit = false;
-    if (!blocking) return run_guarded(call, [&] { hit = gpu_test(at, code, cmp, value, call); }) ? PyBool_FromLong(hit) : nullptr;
+    if (!blocking) return run_guarded_nogil(call, [&] { hit = gpu_test(at, code, cmp, value, call); }) ? PyBool_FromLong(hit) : nullptr;
     if (!run_nogil(call, [&] { gpu_wait_until(at, code, cmp, value, call); })) return nullptr;
     Py_RETURN_NONE;
   }
@@ -118,7 +118,10 @@ PyObject* py_wait_vector(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       r = wait_vector(static_cast<WaitMode>(mode), block, iv.data(), static_cast<size_t>(iv.nelems), status, code,
                       cmp, vals.data(), vector, &idx, call);
   };
-  if (!run_guarded(call, [&] { body(false); })) return nullptr;
+  // The first poll: host variables keep the GIL (a load); GPU ones copy, which may wait
+  // behind the stream, so they release it like every GPU copy.
+  if (!(iv.gpu ? run_guarded_nogil(call, [&] { body(false); }) : run_guarded(call, [&] { body(false); })))
+    return nullptr;
   bool done = mode == kWaitAll ? r == 1 : (mode == kWaitAny ? r != SIZE_MAX : r > 0);
   if (blocking && !done) {
     // An all-excluded status set finishes immediately in body(false) already.
@@ -158,10 +161,8 @@ PyObject* py_signal_fetch(PyObject*, PyObject* const* args, Py_ssize_t nargs, Py
   if (!parse_args("signal_fetch", args, nargs, kw, names, 1, 1, a) || !ensure_init(call) || !get_signal(call, a[0], &b))
     return nullptr;
   uint64_t v = 0;
-  if (!run_guarded(call, [&] {
-        v = b.gpu ? gpu_signal_fetch(reinterpret_cast<uint64_t>(b.data()), call)
-                  : signal_fetch(reinterpret_cast<uint64_t*>(b.data()), call);
-      }))
+  if (b.gpu ? !run_guarded_nogil(call, [&] { v = gpu_signal_fetch(reinterpret_cast<uint64_t>(b.data()), call); })
+            : !run_guarded(call, [&] { v = signal_fetch(reinterpret_cast<uint64_t*>(b.data()), call); }))
     return nullptr;
   return PyLong_FromUnsignedLongLong(v);
 }

@@ -104,3 +104,12 @@ def _base_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSHMEM_") and not k.startswith("FAKE_CUDA")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def test_gpu_copies_release_the_gil(fake_driver):
+    """put/get/nbi/iput/iget/put_signal/test/signal_fetch on GPU arrays let other Python
+    threads run while the driver copies (each fake driver op sleeps up to 300 ms here)."""
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    proc = run_pes("gpu_copies_release_gil.py", 1, timeout=300, env=_env(fake_driver, FAKE_CUDA_DELAY_US="300000"))
+    assert_ok(proc, 1)
