@@ -17,7 +17,7 @@ void gpu_device_state_init(const State& s) {
   GpuHeap& g = gpu_heap();
   // Per-peer flags live in this PE's system area, after the barrier counters, so GPU
   // code can read them (pyshmem_device_state.peer_flags must be device-visible).
-  const size_t flags_off = round_up(sizeof(SysArea), 64);
+  const size_t flags_off = gpu_round_up(sizeof(SysArea), 64);
   if (flags_off + static_cast<size_t>(s.npes) > kSysAreaBytes)
     fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "too many PEs for the GPU heap's system area: at most " +
              std::to_string(kSysAreaBytes - flags_off) + " PEs with PYSHMEM_BACKEND=cuda; run fewer PEs");

@@ -117,7 +117,7 @@ void create(State& s, const std::string& token) {
                    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
   // The team slots and a copy of the team table follow the user heap (team/team.h).
   g.team_bytes = s.team_pool_bytes + s.team_table_bytes;
-  g.size = round_up(kSysAreaBytes + s.config.CUDA_SYMMETRIC_SIZE + g.team_bytes, gran);
+  g.size = gpu_round_up(kSysAreaBytes + s.config.CUDA_SYMMETRIC_SIZE + g.team_bytes, gran);
   g.stride = g.size;
   g.mapped.assign(s.npes, false);
   CUmemGenericAllocationHandle mine = 0;

@@ -37,7 +37,7 @@ struct GpuHeap {
   std::string why_not = "not initialised";  // why the GPU is not used (for gpu_describe)
 };
 
-inline size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+inline size_t gpu_round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
 // The process's GPU heap (inactive until gpu_heap_create makes it).
 GpuHeap& gpu_heap();

@@ -46,7 +46,8 @@ void gpu_free(uint64_t addr, const char* call) {
   gpu_heap_range(&begin, &end);
   const bool live = gpu_heap_size_of(addr) != 0;
   collective_check_args(s, call, "GPU object to free",
-                        live ? "the object at GPU heap offset " + std::to_string(addr - begin) : "an object it rejected");
+                        live ? "the object at GPU heap offset " + std::to_string(addr - begin + kSysAreaBytes)
+                             : "an object it rejected");  // offsets from the heap base, as sym_free's
   quiet();  // no PE may still be accessing the object on this PE once all arrive
   heap_agree(call, "free the object", !live);
   if (!live)

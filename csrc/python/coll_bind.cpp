@@ -347,7 +347,7 @@ PyObject* py_reduce(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
       !same_type(call, t, "target", s, "source") || !parse_op(call, a[2], &op) || !parse_size(call, a[3], &size))
     return rejected(call, team);
   const int dtype = reduce_dtype(s);
-  if (gpu && (dtype == PYSHMEM_LONGDOUBLE))
+  if (gpu && (!dtype || dtype == PYSHMEM_LONGDOUBLE))  // the GPU route's own list of types
     return raise(error_class(PYSHMEM_ERR_TYPE), call,
                  "reductions on GPU arrays take int8..int64, uint8..uint64, float32, float64, complex64 and complex128, "
                  "not " + type_name(s)),

@@ -120,7 +120,7 @@ def _reduction(opts, sizes):
     from pyshmem._gpu_coll import _REDUCE_TYPES
 
     dtype = np.dtype(opts.dtype)
-    if dtype.name not in _REDUCE_TYPES:
+    if dtype.name not in _REDUCE_TYPES or not dtype.isnative:
         raise ValueError(f"perftest reduction: -d {opts.dtype} is not a reduction type; use one of "
                          f"{', '.join(_REDUCE_TYPES)}")
     if not reduce_defined(opts.op, dtype):
