@@ -35,7 +35,6 @@ struct HeldOp {
   uint64_t seq;    // issue order (1, 2, ...)
   uint64_t epoch;  // fences issued before it
   uint64_t after;  // seq of the operation it must follow (a signal's data), kAfterAll, or 0
-  Clock::time_point issued;
   char* dest;
   const char* src;
   size_t nbytes;
@@ -80,7 +79,7 @@ class OrderCheck {
     PeQueue& q = queues_[static_cast<size_t>(pe)];
     op.seq = ++seq_;
     op.epoch = epoch_;
-    op.issued = Clock::now();
+    last_issued_ = Clock::now();
     q.ops.push_back(std::move(op));
     ++held_;
     // A bounded backlog: applying early is always allowed.
@@ -128,12 +127,15 @@ class OrderCheck {
     tick();
   }
 
-  // While the PE waits: one operation that has been in flight for the delay, so that
-  // a wait (a barrier, sync_all) does not complete puts at once.
+  // While the PE waits: one operation, once this PE has issued none for the delay, so
+  // that a wait (a barrier, sync_all) does not complete puts at once. The quiet time
+  // counts from the newest operation, not each one's own age: with an age per operation,
+  // a burst issued slowly (a loaded machine) had a window in which only its first
+  // operation was old enough, and the idle proxy, polling, always applied it first, in
+  // issue order, so a missing fence went unseen.
   unsigned progress() {
-    Pick pick{false};
-    pick.issued_before = Clock::now() - delay_;
-    return held_ && deliver_one(pick) ? 1 : 0;
+    if (!held_ || Clock::now() - last_issued_ < delay_) return 0;
+    return deliver_one(Pick{false}) ? 1 : 0;
   }
 
  private:
@@ -145,7 +147,6 @@ class OrderCheck {
     int only_pe = -1;     // >= 0: only this PE's operations of epochs before below_epoch
     uint64_t below_epoch = 0;
     uint64_t exclude = 0;  // not this seq
-    Clock::time_point issued_before = Clock::time_point::max();  // only operations issued before
     const void* amo_dest = nullptr;  // only atomics on this address
   };
 
@@ -164,7 +165,7 @@ class OrderCheck {
       if (pick.only_pe >= 0 && front >= pick.below_epoch) continue;
       for (size_t i = 0; i < q.ops.size() && q.ops[i].epoch == front; ++i) {
         const HeldOp& op = q.ops[i];
-        if (op.seq == pick.exclude || op.issued >= pick.issued_before) continue;
+        if (op.seq == pick.exclude) continue;
         if (pick.amo_dest && (op.kind != kHeldAmo || op.dest != pick.amo_dest)) continue;
         if (op.after == kAfterAll && i > 0) continue;
         if (op.after || op.kind == kHeldAmo) {
@@ -243,6 +244,7 @@ class OrderCheck {
 
   State& s_;
   std::mt19937_64 rng_;
+  Clock::time_point last_issued_{};  // of the newest held operation (progress)
   std::chrono::microseconds delay_;
   std::vector<PeQueue> queues_;
   std::vector<std::pair<int, size_t>> cands_;
