@@ -12,7 +12,7 @@ import numpy as np
 
 import pyshmem as shmem
 from pyshmem.perftest.p2p import PerftestError, received
-from pyshmem.perftest.report import Row
+from pyshmem.perftest.report import Row, latency_stats
 
 __all__ = ["TESTS"]
 
@@ -38,8 +38,7 @@ def _timed(opts, fn):
 
 def _row(opts, nbytes, us, bus=None):
     me_n = shmem.n_pes()
-    r = Row(test=opts.test, api="host", npes=me_n, bytes=int(nbytes), iters=len(us), lat_avg_us=float(us.mean()),
-            lat_min_us=float(us.min()), lat_max_us=float(us.max()))
+    r = Row(test=opts.test, api="host", npes=me_n, bytes=int(nbytes), iters=len(us), **latency_stats(us))
     if bus is not None and nbytes:
         algbw = nbytes / (us.mean() * 1e-6) / 1e9
         r.update(algbw_gbps=algbw, busbw_gbps=algbw * bus(me_n))

@@ -12,7 +12,7 @@ import numpy as np
 import pyshmem as shmem
 from pyshmem.collective import reduce_defined
 from pyshmem.perftest.p2p import PerftestError, _pattern, received
-from pyshmem.perftest.report import Row
+from pyshmem.perftest.report import Row, latency_stats
 
 __all__ = ["run"]
 
@@ -65,8 +65,7 @@ def _check(ok, opts, what):
 def _lat_row(opts, env, nbytes, ns, **extra):
     us = np.asarray(ns) / 1e3
     return Row(test=opts.test, api="device", scope=opts.scope or "thread", target="gpu" if env.gpu else "cpu",
-               npes=shmem.n_pes(), bytes=int(nbytes), iters=len(us), lat_avg_us=float(us.mean()),
-               lat_min_us=float(us.min()), lat_max_us=float(us.max()), **extra)
+               npes=shmem.n_pes(), bytes=int(nbytes), iters=len(us), **latency_stats(us), **extra)
 
 
 def _p2p(opts, sizes, env):

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 import pyshmem as shmem
-from pyshmem.perftest.report import Row
+from pyshmem.perftest.report import Row, latency_stats
 
 __all__ = ["PerftestError", "TESTS"]
 
@@ -41,7 +41,7 @@ def _check(ok, opts, what):
 def _lat_row(opts, nbytes, times, **extra):
     us = np.asarray(times) * 1e6
     return Row(test=opts.test, api="host", npes=shmem.n_pes(), bytes=int(nbytes), iters=len(times),
-               lat_avg_us=float(us.mean()), lat_min_us=float(us.min()), lat_max_us=float(us.max()), **extra)
+               **latency_stats(us), **extra)
 
 
 class _Buffers:

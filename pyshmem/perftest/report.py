@@ -4,24 +4,43 @@ import csv
 import io
 import json
 
-__all__ = ["Row", "render"]
+import numpy as np
+
+__all__ = ["Row", "latency_stats", "render"]
 
 
 class Row(dict):
     """One measured point: test, size (bytes), and latency (avg/min/max µs) or bandwidth.
 
     Keys: ``test``, ``api``, ``npes``, ``bytes``, ``iters`` and either ``lat_avg_us``,
-    ``lat_min_us``, ``lat_max_us`` (latency tests) or ``bw_gbps`` (bandwidth tests);
+    ``lat_p50_us``, ``lat_p99_us``, ``lat_min_us``, ``lat_max_us`` (latency tests; see
+    :func:`latency_stats`) or ``bw_gbps`` (bandwidth tests);
     collectives add ``algbw_gbps`` and ``busbw_gbps``; atomics ``op``/``dtype``.
     """
 
 
+def latency_stats(us):
+    """The latency keys of a Row from per-iteration latencies.
+
+    Args:
+        us: a NumPy array of per-iteration latencies in microseconds (at least one).
+
+    Returns:
+        dict: ``lat_avg_us``, ``lat_p50_us`` (median), ``lat_p99_us`` (99th percentile,
+        linear interpolation), ``lat_min_us``, ``lat_max_us``, as floats.
+    """
+    p50, p99 = np.percentile(us, [50, 99])
+    return dict(lat_avg_us=float(us.mean()), lat_p50_us=float(p50), lat_p99_us=float(p99),
+                lat_min_us=float(us.min()), lat_max_us=float(us.max()))
+
+
 _COLUMNS = {
-    "latency": [("bytes", "size (B)"), ("lat_avg_us", "avg (us)"), ("lat_min_us", "min (us)"),
-                ("lat_max_us", "max (us)")],
+    "latency": [("bytes", "size (B)"), ("lat_avg_us", "avg (us)"), ("lat_p50_us", "p50 (us)"),
+                ("lat_p99_us", "p99 (us)"), ("lat_min_us", "min (us)"), ("lat_max_us", "max (us)")],
     "bandwidth": [("bytes", "size (B)"), ("bw_gbps", "bandwidth (GB/s)"), ("msg_rate_mps", "rate (M ops/s)")],
-    "collective": [("bytes", "size (B)"), ("lat_avg_us", "avg (us)"), ("lat_min_us", "min (us)"),
-                   ("lat_max_us", "max (us)"), ("algbw_gbps", "algbw (GB/s)"), ("busbw_gbps", "busbw (GB/s)")],
+    "collective": [("bytes", "size (B)"), ("lat_avg_us", "avg (us)"), ("lat_p50_us", "p50 (us)"),
+                   ("lat_min_us", "min (us)"), ("lat_max_us", "max (us)"), ("algbw_gbps", "algbw (GB/s)"),
+                   ("busbw_gbps", "busbw (GB/s)")],
 }
 
 

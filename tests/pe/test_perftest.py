@@ -35,7 +35,8 @@ def test_every_perftest_runs_and_checks_its_data(test):
     rows = _rows(proc)
     assert rows and all(r["test"] == test and r["npes"] == npes for r in rows), proc.stdout
     for r in rows:
-        assert ("lat_avg_us" in r and r["lat_min_us"] <= r["lat_avg_us"] <= r["lat_max_us"]) or r.get("bw_gbps", 0) > 0
+        assert ("lat_avg_us" in r and r["lat_min_us"] <= r["lat_avg_us"] <= r["lat_max_us"]
+                and r["lat_min_us"] <= r["lat_p50_us"] <= r["lat_p99_us"] <= r["lat_max_us"]) or r.get("bw_gbps", 0) > 0
     if test in ("put_latency", "put_bw", "bcast", "fcollect", "alltoall", "reduction"):
         assert [r["bytes"] for r in rows] == [8, 64, 512, 4096], rows
     bad = _perftest(npes, test, *TINY, "--inject-error")
