@@ -12,8 +12,6 @@ so the operations test runs both with UCX_TLS forced to tcp and with UCX's own c
 
 import os
 import re
-import secrets
-import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +21,11 @@ import pytest
 from conftest import PROGRAMS, REPO, ucx_unavailable
 from latency_bounds import assert_within
 
-NET_DEV = "pshveth0"
+sys.path.insert(0, str(REPO / "benchmarks"))
+import netns_hosts  # noqa: E402  (benchmarks/netns_hosts.py: shared with bench_ucx_hosts.py)
+
+sys.path.pop(0)
+NET_DEV = netns_hosts.NET_DEV
 
 
 def _ip(*args, check=True):
@@ -32,33 +34,11 @@ def _ip(*args, check=True):
 
 @pytest.fixture
 def two_hosts():
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2 (ip netns) to make two network namespaces")
-    tag = secrets.token_hex(3)
-    a, b = f"pshA{tag}", f"pshB{tag}"
-    subnet = f"10.{100 + secrets.randbelow(100)}.{secrets.randbelow(250)}"
-    made = []
     try:
-        for ns in (a, b):
-            if _ip("netns", "add", ns, check=False).returncode != 0:
-                pytest.skip("ip netns add is not permitted here")
-            made.append(ns)
-            _ip("-n", ns, "link", "set", "lo", "up")
-        _ip("link", "add", f"v{tag}a", "netns", a, "type", "veth", "peer", "name", f"v{tag}b", "netns", b)
-        for ns, dev, host in ((a, f"v{tag}a", 1), (b, f"v{tag}b", 2)):
-            # the same name on both "hosts", so one UCX_NET_DEVICES serves every PE
-            _ip("-n", ns, "link", "set", dev, "name", NET_DEV)
-            _ip("-n", ns, "addr", "add", f"{subnet}.{host}/24", "dev", NET_DEV)
-            _ip("-n", ns, "link", "set", NET_DEV, "up")
-        deadline = time.monotonic() + 10  # UCX lists only interfaces that are up and running
-        while not all("state UP" in _ip("-n", ns, "link", "show", NET_DEV).stdout for ns in (a, b)):
-            if time.monotonic() > deadline:
-                pytest.fail("the veth pair did not come up")
-            time.sleep(0.05)
-        yield {"hosts": (a, b), "bind": f"{subnet}.1"}
-    finally:
-        for ns in made:  # deleting a namespace also removes its end of the veth pair
-            _ip("netns", "del", ns, check=False)
+        with netns_hosts.two_hosts() as hosts:
+            yield hosts
+    except netns_hosts.Unavailable as e:
+        pytest.skip(str(e))
 
 
 TCP = "tcp,self"  # UCX_TLS forcing the network path; None: UCX chooses its transports itself

@@ -79,6 +79,32 @@ def test_ucx_benchmark_runs_side_by_side_with_ucx_perftest(tmp_path):
     assert "device p + quiet through the proxy" in proc.stdout
 
 
+def test_two_host_benchmark_runs_both_sides_on_each_testbed(tmp_path):
+    """benchmarks/bench_ucx_hosts.py --quick: ucx_perftest and pyshmem (host and device
+    API) on one host with PYSHMEM_REMOTE_ONLY=1 and, where namespaces can be made, on two
+    network-namespace hosts; every row has both sides and a ratio (figures not asserted)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("libucx", reason="ucx_perftest comes with the libucx wheel")
+    out = tmp_path / "b.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_ucx_hosts.py"), "--quick", "--iters", "200",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=str(REPO),
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(out.read_text())
+    testbeds = {r["testbed"] for r in result["rows"]}
+    assert len(testbeds) == (1 if result["skipped"] else 2), (testbeds, result["skipped"])
+    figures = [r["figure"] for r in result["rows"] if r["testbed"].startswith("one host")]
+    assert figures == ["ping-pong, signal only (one way)", "device API ping-pong, signal only", "get 8 B",
+                       "fetch_add 8 B", "put bandwidth 64 KiB (GB/s)"], figures
+    for r in result["rows"]:
+        assert r["ratio"] > 0 and (r.get("gbps", 0) > 0 or r["min_us"] <= r["p50_us"] <= r["p99_us"] <= r["max_us"]), r
+    assert "| ratio (p50) |" in proc.stdout
+
+
 def test_an_unusable_ucx_is_an_error_that_says_how_to_fix_it(tmp_path):
     """A named libucp that cannot load, and a system UCX older than the API pyshmem was
     built for (which UCX itself only warns about), are refused with the fix."""
