@@ -1,5 +1,8 @@
 // host/init.cpp: bringing a PE up and down.
 #include <sched.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -112,6 +115,13 @@ void init() {
   if (s.finalized)
     fail(PYSHMEM_ERR_NOT_INIT, "pyshmem.init", "the runtime was finalized in this process and cannot be initialised again");
   try {
+#if defined(__linux__)
+    // Waits sleep in steps of 1 to PYSHMEM_WAIT_SLEEP_MAX_US us (core/backoff.h; device
+    // waits of CPU kernels 20 us): Linux's default timer slack of 50 us would add more
+    // than the step to each sleep, and to every round trip that outlasts the spin. This
+    // thread's slack, which the proxy thread and CPU kernels' threads inherit, is 1 us.
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
     s.config = config_from_env();
     if (s.config.BACKEND != "auto" && s.config.BACKEND != "cpu" && s.config.BACKEND != "cuda")
       fail(PYSHMEM_ERR_INVALID_ARG, "pyshmem.init", "PYSHMEM_BACKEND='" + s.config.BACKEND + "' must be auto, cpu or cuda");

@@ -2,6 +2,8 @@
 // through the transport table.
 #include "proxy/proxy.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -85,6 +87,7 @@ class Proxy {
  private:
   void run() {
     t_proxy_thread = true;
+    pthread_setname_np(pthread_self(), "pyshmem-proxy");  // for top -H, perf, and the idle-CPU test
     try {
       gpu_thread_attach();  // GPU addresses go to transports and GPU writes get flushed from here
     } catch (const Error& e) {
@@ -96,10 +99,12 @@ class Proxy {
     long idle_rounds = 0;
     uint64_t last_ops = 0;
     // Not a Python thread: never run the interrupt hook here. Progress is polled below.
+    long doze_ns = 0;  // set below, before the first doze
     auto busy = [&] {
       idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
       idle.uninterruptible().without_progress();
       idle_rounds = 0;
+      doze_ns = 0;
     };
     busy();
     // After spinning and yielding, doze on the host ring's doorbell instead of sleeping
@@ -110,8 +115,15 @@ class Proxy {
     // this PE progresses) counts as activity, like a request: the proxy is this PE's
     // progress engine while its Python thread computes or sleeps in a wait, so it polls
     // on while peers are active instead of dozing between their operations.
+    //
+    // An idle proxy must not cost a core (target: < 1 % of one): each idle doze is twice
+    // the last, from WAIT_SLEEP_MAX_US up to PROXY_IDLE_SLEEP_MAX_US; a request or a
+    // progress event starts over from polling, and while this PE's own threads issue
+    // operations, the doze stays at its shortest.
     const long spin_rounds = s_.config.SPIN_ITERS + 64;
-    const long doze_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
+    const long doze_min_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
+    const long doze_max_ns = std::max<long>(doze_min_ns, static_cast<long>(s_.config.PROXY_IDLE_SLEEP_MAX_US) * 1000);
+
     for (;;) {
       bool worked = false;
       for (auto& lane : lanes_) {
@@ -151,6 +163,9 @@ class Proxy {
       const uint64_t ops = g_transport_ops.load(std::memory_order_relaxed);
       const bool host_busy = ops != last_ops;
       last_ops = ops;
+      // The PE is not idle while its threads work: doze no longer than the shortest, so
+      // the proxy takes the transport's progress over soon after they stop.
+      if (host_busy) doze_ns = 0;
       const progress_hook_t progress = g_progress_hook;
       if (!host_busy && progress && progress() > 0) {
         busy();
@@ -171,6 +186,7 @@ class Proxy {
         continue;
       }
       check_global_exit();
+      doze_ns = doze_ns ? std::min(doze_max_ns, doze_ns * 2) : doze_min_ns;
       lanes_[0]->ring.doze(doze_ns);
     }
   }

@@ -33,6 +33,8 @@
 
 #include <atomic>
 
+#include "pyshmem/device/common.cuh"  // detail::cpu_wait_pause
+
 #if !defined(__x86_64__) && !defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
 #define PYSHMEM_CPU_FIBERS_UCONTEXT 1
 #endif
@@ -363,7 +365,7 @@ inline void warp_lane_exited(Block* b, unsigned linear);  // pyshmem/cpu_warp.h
 // other runnable threads of the block run first. Returns false when none can (the
 // caller then backs off on the OS thread as outside fibers). When every runnable
 // thread only polled since the last real progress, the OS thread pauses once for the
-// round: spins, then yields, then sleeps 20 us, like the device API's own backoff.
+// round (detail::cpu_wait_pause, the device API's own backoff: spin, yield, sleep).
 inline bool poll_yield(bool first_poll) {
   Block* b = t_block;
   if (!b) return false;
@@ -373,13 +375,7 @@ inline bool poll_yield(bool first_poll) {
   if (first_poll) progress(b);
   if (++b->poll_streak > b->rq_count) {
     b->poll_streak = 0;
-    const unsigned r = ++b->idle_rounds;
-    if (r >= 1100) {
-      struct timespec ts = {0, 20000};
-      nanosleep(&ts, nullptr);
-    } else if (r >= 1000) {
-      sched_yield();
-    }
+    ::pyshmem::detail::cpu_wait_pause(++b->idle_rounds);
   }
   rq_push(b, static_cast<unsigned>(b->cur - b->fibers));
   switch_away(b);
