@@ -113,14 +113,18 @@ def test_pe_killed_on_the_other_host_ends_the_job(two_hosts, tls):
     assert_within("multihost_kill", took, out, cap=60)  # cap: the job's --timeout
 
 
-def test_link_down_mid_transfer_ends_with_an_error_naming_the_peer(two_hosts):
+@pytest.mark.parametrize("op", ["put", "get", "fetch_add"])
+def test_link_down_mid_transfer_ends_with_an_error_naming_the_peer(two_hosts, op):
+    # put + quiet, and get and fetch_add, which wait for the peer's answer: each ends with
+    # PYSHMEM_TRANSPORT_TIMEOUT's error, none hangs.
     # UCX_TLS stays forced to tcp: UCX's own choice would move the data through shared
     # memory, which taking the veth link down does not cut.
     why = ucx_unavailable()
     if why:
         pytest.skip(why)
     b = two_hosts["hosts"][1]
-    cmd, env = _across(two_hosts, 1, "multihost_linkdown.py", timeout="60", PYSHMEM_TRANSPORT_TIMEOUT="3")
+    cmd, env = _across(two_hosts, 1, "multihost_linkdown.py", timeout="60", PYSHMEM_TRANSPORT_TIMEOUT="3",
+                       TEST_LINKDOWN_OP=op)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(REPO))
     try:
         started = set()
