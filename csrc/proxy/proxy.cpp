@@ -109,21 +109,19 @@ class Proxy {
     busy();
     // After spinning and yielding, doze on the host ring's doorbell instead of sleeping
     // blind: a host producer wakes the proxy at once (GPU kernels cannot ring it, so
-    // their requests wait out the doze when the proxy was idle). The doze stays short
-    // so transports that need progress (UCX) still get it while idle. Incoming traffic
-    // the transport handles (UCX's emulated atomics and puts, which complete only when
-    // this PE progresses) counts as activity, like a request: the proxy is this PE's
-    // progress engine while its Python thread computes or sleeps in a wait, so it polls
-    // on while peers are active instead of dozing between their operations.
+    // their requests wait out the doze when the proxy was idle). Incoming traffic the
+    // transport handles (UCX's emulated atomics and puts, which complete only when this
+    // PE progresses) counts as activity, like a request: the proxy is this PE's progress
+    // engine while its Python thread computes or sleeps in a wait, so it polls on while
+    // peers are active instead of dozing between their operations.
     //
-    // An idle proxy must not cost a core (target: < 1 % of one): each idle doze is twice
-    // the last, from WAIT_SLEEP_MAX_US up to PROXY_IDLE_SLEEP_MAX_US; a request or a
-    // progress event starts over from polling, and while this PE's own threads issue
-    // operations, the doze stays at its shortest.
+    // An idle proxy must not cost a core (target: < 1 % of one; each wake is a UCX
+    // progress call): each idle doze is twice the last, from WAIT_SLEEP_MAX_US up to
+    // PROXY_IDLE_SLEEP_MAX_US; a request or a progress event starts over from polling,
+    // and while this PE's own threads issue operations, the doze stays at its shortest.
     const long spin_rounds = s_.config.SPIN_ITERS + 64;
     const long doze_min_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
     const long doze_max_ns = std::max<long>(doze_min_ns, static_cast<long>(s_.config.PROXY_IDLE_SLEEP_MAX_US) * 1000);
-
     for (;;) {
       bool worked = false;
       for (auto& lane : lanes_) {

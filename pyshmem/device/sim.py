@@ -210,9 +210,9 @@ def _sim_one_word(op):
 def _sim_team_query(op):
     from pyshmem._lib import lib
 
-    query = getattr(lib, op.name)
     if op.name == "team_translate_pe":
         return lambda src_team, pe, dest_team: _team(src_team).translate_pe(pe, _team(dest_team))
+    query = getattr(lib, op.name)
     return lambda team: query(int(team))
 
 
