@@ -19,44 +19,19 @@ Both files go into DIR unless ``-o`` names another directory.
 
 import argparse
 import json
-import struct
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from .trace_file import EVENT as _EVENT, TraceError, load_raw
+
 __all__ = ["load", "chrome_trace", "summary", "boxes", "figure", "plot", "main"]
 
-KINDS = {1: "rma", 2: "atomic", 3: "signal", 4: "wait", 5: "collective", 6: "proxy"}
+KINDS = {1: "rma", 2: "atomic", 3: "signal", 4: "wait", 5: "collective", 6: "proxy", 7: "device", 8: "progress"}
 _COLORS = {"collective": "#2ca02c", "wait": "#d62728", "rma": "#1f77b4", "atomic": "#9467bd",
-           "signal": "#17becf", "proxy": "#ff7f0e", "other": "#7f7f7f"}
-_HEADER = struct.Struct("<8sIiiIQQqQQ")
-_EVENT = np.dtype([("t0", "<i8"), ("t1", "<i8"), ("bytes", "<u8"), ("name", "<u4"), ("peer", "<i4"),
-                   ("kind", "<u2"), ("thread", "<u2"), ("pad", "<u4")])
-_NAME_BYTES = 48
-
-
-class TraceError(ValueError):
-    """The directory holds no trace, or a file is not one."""
-
-
-def _read(path):
-    data = path.read_bytes()
-    if len(data) < _HEADER.size:
-        raise TraceError(f"{path}: {len(data)} bytes, not a pyshmem trace (a PE still running, or killed?)")
-    magic, version, pe, npes, names, count, capacity, t_sync, node, _ = _HEADER.unpack_from(data)
-    if magic != b"PYSHTRC1" or version != 1:
-        raise TraceError(f"{path}: not a pyshmem trace file (magic {magic!r}, version {version})")
-    off = _HEADER.size
-    table = [data[off + i * _NAME_BYTES: off + (i + 1) * _NAME_BYTES].split(b"\0")[0].decode(errors="replace")
-             for i in range(names)]
-    off += names * _NAME_BYTES
-    n = min(count, capacity)
-    events = np.frombuffer(data, dtype=_EVENT, count=n, offset=off) if n else np.zeros(0, _EVENT)
-    return {"pe": pe, "npes": npes, "names": table, "events": events, "count": count, "capacity": capacity,
-            "t_sync": t_sync, "node": node}
-
-
+           "signal": "#17becf", "proxy": "#ff7f0e", "device": "#8c564b", "progress": "#bcbd22",
+           "other": "#7f7f7f"}
 def load(directory):
     """Reads every PE's trace file of a run.
 
@@ -70,10 +45,7 @@ def load(directory):
     Raises:
         TraceError: no trace files, or a file that is not one.
     """
-    files = sorted(Path(directory).glob("trace-pe*.bin"), key=lambda p: int(p.stem[len("trace-pe"):]))
-    if not files:
-        raise TraceError(f"{directory}: no trace-pe<k>.bin files; run the job with PYSHMEM_TRACE={directory}")
-    pes = [_read(f) for f in files]
+    pes = load_raw(directory)
     # PEs on PE 0's node share its CLOCK_MONOTONIC; others are aligned on init's barrier.
     ref = pes[0]
     for p in pes:
@@ -253,7 +225,7 @@ def plot(pes, path):
 
 
 def main(argv=None):
-    """``python -m pyshmem trace DIR [-o OUT]``.
+    """``python -m pyshmem trace DIR [-o OUT] [--phases]``.
 
     Returns:
         int: 0; 2 when DIR holds no trace.
@@ -261,7 +233,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m pyshmem trace", description=__doc__.splitlines()[0])
     ap.add_argument("directory", help="the PYSHMEM_TRACE directory of a finished run")
     ap.add_argument("-o", "--out", help="directory for trace.json and timeline.png (default: DIR)")
+    ap.add_argument("--phases", action="store_true",
+                    help="a two-PE ping-pong's one-way trips split into phases (pyshmem/trace_phases.py), "
+                         "printed instead of writing the timeline")
     a = ap.parse_args(argv)
+    if a.phases:
+        from . import trace_phases
+
+        try:
+            print(trace_phases.phase_table(trace_phases.load_raw(a.directory)))
+        except TraceError as exc:
+            print(f"pyshmem trace: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         pes = load(a.directory)
     except TraceError as exc:

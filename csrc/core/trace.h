@@ -25,6 +25,9 @@ enum TraceKind : uint16_t {
   kTraceWait = 4,    // a wait that did not succeed at once (wait_until, signal wait, barrier round, lock, quiet)
   kTraceColl = 5,    // a collective (barrier_all, sync, broadcast, reduce ...)
   kTraceProxy = 6,   // a device-API request executed by the proxy thread
+  // Instants (t0 == t1), for where a round trip's time goes (pyshmem/trace_phases.py):
+  kTraceDevice = 7,    // a CPU-build kernel thread issued a device-API operation
+  kTraceProgress = 8,  // a transport progress call handled work (bytes: events it reported)
 };
 
 struct TraceEvent {

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/state.h"
+#include "core/trace.h"
 #include "host/hang_report.h"
 #include "proxy/proxy.h"
 #include "team/team.h"
@@ -44,7 +45,7 @@ void device_state_fill(const State& s) {
   g_state.proxy = proxy_fifo(s);
   g_state.wait_timeout_ns = static_cast<uint64_t>(g_hang_timeout_ns);  // set by hang_init, earlier in init
   g_state.wait_hook = device_wait_hook;
-  g_state.note_op = g_record_ops ? device_note_op : nullptr;  // costs only with PYSHMEM_TIMEOUT
+  g_state.note_op = g_record_ops || g_trace_on ? device_note_op : nullptr;
   team_device_fill(&g_state);
 }
 

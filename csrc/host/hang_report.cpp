@@ -18,6 +18,7 @@
 
 #include "core/backoff.h"
 #include "core/state.h"
+#include "core/trace.h"
 #include "heap/allocator.h"
 #include "host/host.h"
 #include "pyshmem/compare.h"
@@ -293,6 +294,10 @@ void device_wait_hook(int phase, const char* call, const void* object, int32_t d
 
 void device_note_op(int32_t kind, int32_t pe, const void* sym, uint64_t bytes) {
   hang_note_op(kind, pe, sym, static_cast<size_t>(bytes));
+  if (g_trace_on) {
+    const int64_t now = monotonic_ns();
+    trace_record(kTraceDevice, op_name(kind), pe, bytes, now, now);
+  }
 }
 
 void hang_init(State& s) {

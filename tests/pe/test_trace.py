@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO, assert_ok, run_pes
+from conftest import REPO, assert_ok, run_pes, ucx_unavailable
 
 
 def _trace_cli(*args):
@@ -176,3 +176,81 @@ def test_a_span_inside_another_stays_below_it_when_higher_rows_free_up():
 
     rows = trace._rows(np.array([0.0, 0.5, 1.0, 5.0]), np.array([3.0, 3.0, 10.0, 6.0]))
     assert list(rows) == [0, 1, 2, 3]
+
+
+def _events(rows):
+    from pyshmem import trace
+
+    ev = np.zeros(len(rows), trace._EVENT)
+    for i, (t0, t1, kind, peer, thread) in enumerate(rows):
+        ev[i]["t0"], ev[i]["t1"], ev[i]["kind"], ev[i]["peer"], ev[i]["thread"] = t0, t1, kind, peer, thread
+    return ev
+
+
+def test_phases_of_a_hand_made_device_ping_pong():
+    """Kernel issue (7) -> proxy executes (6) -> target's progress applies it (8) -> the
+    target's kernel answers: each phase is the gap between those events, in µs."""
+    from pyshmem import trace_phases as tp
+
+    us = 1000  # ns
+    pe0 = _events([(0, 0, 7, 1, 1), (5 * us, 9 * us, 6, 1, 2),            # issue, proxy 5-9 us
+                   (40 * us, 40 * us, 8, -1, 2),                          # PE 1's put applied here
+                   (43 * us, 43 * us, 7, 1, 1), (50 * us, 52 * us, 6, 1, 2)])
+    pe1 = _events([(20 * us, 20 * us, 8, -1, 0),                          # applied 11 us after the send
+                   (21 * us, 21 * us, 7, 0, 2), (24 * us, 30 * us, 6, 0, 0),
+                   (60 * us, 60 * us, 8, -1, 0), (70 * us, 70 * us, 7, 0, 2)])
+    pes = [{"pe": 0, "events": pe0}, {"pe": 1, "events": pe1}]
+    trips = tp.one_way_trips(pes)
+    assert [t["from"] for t in trips] == [0, 1, 0]  # the last turn has no answer
+    first, second = trips[0], trips[1]
+    assert first["total_us"] == 21 and first["issue -> proxy start"] == 5
+    assert first["send -> applied at target"] == 15 and first["applied -> target issues"] == 1
+    assert first["transport call (start -> return)"] == 4 and first["send -> target issues"] is None
+    assert second["issue -> proxy start"] == 3 and second["send -> applied at target"] == 16
+    assert second["applied -> target issues"] == 3 and trips[2]["total_us"] == 27
+    for t in trips:  # the sequential phases add up to the trip
+        parts = [t[p] for p in tp.PHASES[:4] if t[p] is not None]
+        assert sum(parts) == pytest.approx(t["total_us"])
+    table = tp.phase_table(pes, skip=0)
+    assert "| issue -> proxy start | 5.00 |" in table and "one-way trips: 3" in table
+
+
+def test_phases_of_a_host_api_trip_without_progress_events():
+    """Host API spans (3: signal) and no progress event at the target (a transport that
+    writes the target's memory itself): the trip is the call, then one unsplit phase."""
+    from pyshmem import trace_phases as tp
+
+    pe0 = _events([(0, 2000, 3, 1, 0), (9000, 10000, 3, 1, 0)])
+    pe1 = _events([(5000, 6000, 3, 0, 0)])
+    trips = tp.one_way_trips([{"pe": 0, "events": pe0}, {"pe": 1, "events": pe1}])
+    assert len(trips) == 2
+    assert trips[0]["issue -> proxy start"] is None and trips[0]["transport call (start -> return)"] == 2
+    assert trips[0]["send -> target issues"] == 5 and trips[0]["send -> applied at target"] is None
+    with pytest.raises(tp.TraceError, match="2 PEs taking turns"):
+        tp.one_way_trips([{"pe": 0, "events": pe0}])
+    with pytest.raises(tp.TraceError, match="each PE must issue"):
+        tp.one_way_trips([{"pe": 0, "events": pe0}, {"pe": 1, "events": _events([])}])
+
+
+@pytest.mark.skipif(ucx_unavailable() is not None, reason=str(ucx_unavailable()))
+@pytest.mark.parametrize("api", ["host", "device"])
+def test_phases_of_a_traced_ping_pong_over_ucx(tmp_path, api):
+    """perftest's signal ping-pong with every peer through UCX, traced: --phases splits
+    every one-way trip, and the phases it splits into add up to the trip."""
+    from pyshmem import trace_phases as tp
+
+    args = ["signal_ping_pong", "-b", "8", "-e", "8", "-n", "200", "-w", "10"]
+    if api == "device":
+        args += ["--api", "device"]
+    proc = run_pes("-m pyshmem.perftest", 2, *args, env={"PYSHMEM_TRACE": str(tmp_path), "PYSHMEM_REMOTE_ONLY": "1"}, timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cli = _trace_cli(tmp_path, "--phases")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    trips = tp.one_way_trips(tp.load_raw(tmp_path))
+    assert len(trips) >= 2 * 200, len(trips)  # warm-up and timed rounds, both directions
+    for t in trips:
+        parts = [t[p] for p in tp.PHASES[:4] if t[p] is not None]
+        assert all(p >= 0 for p in parts), t
+        assert sum(parts) == pytest.approx(t["total_us"], abs=1e-3), t
+        assert (t["issue -> proxy start"] is not None) == (api == "device"), t
+    assert "one way, total" in cli.stdout and "issue -> proxy start" in cli.stdout

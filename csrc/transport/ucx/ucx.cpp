@@ -39,6 +39,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/trace.h"
 #include "transport/transport.h"
 #include "transport/ucx/gpu_atomics.h"
 #include "transport/ucx/ucp_lib.h"
@@ -94,7 +95,15 @@ void check(const char* what, ucs_status_t st, int pe = -1) {
   if (st != UCS_OK) ucx_fail(what, st, pe);
 }
 
-unsigned progress_hook() { return g.worker ? lib().ucp_worker_progress(g.worker) : 0; }
+unsigned progress_hook() {
+  if (!g.worker) return 0;
+  const unsigned n = lib().ucp_worker_progress(g.worker);
+  if (n && g_trace_on) {
+    const int64_t now = monotonic_ns();
+    trace_record(kTraceProgress, "ucx progress", -1, n, now, now);
+  }
+  return n;
+}
 
 using Clock = std::chrono::steady_clock;
 
