@@ -30,6 +30,7 @@ TYPICAL = {  # seconds: medians of 3 runs, 2-core x86 machine, CPU backend
     "notebook_failure": 1.711,  # includes the others' interrupt_after=1.0 s
     "multihost_kill": 1.83,  # 6 runs of tests/pe/test_multihost.py -s (it needs ip netns), not the benchmark
     "multihost_linkdown": 3.25,  # 3 runs, likewise; PYSHMEM_TRANSPORT_TIMEOUT=3
+    "proxy_wake": 0.01,  # 3 runs, likewise: an operation that must wake dozing proxies (doorbell, UCX event fd)
     # timed by their tests (pytest -s prints the time), 3 runs each, not the benchmark:
     "gpu_check_no_gpu": 0.10,  # tests/unit/test_gpu_check_script.py: no GPU, the script stops
     "gpu_check_deadline": 0.12,  # likewise: a hung step cut at GPU_CHECK_DEADLINE=6: past the 6 s

@@ -39,6 +39,13 @@ extern thread_local bool t_proxy_thread;
 inline void note_transport_op() {
   if (!t_proxy_thread) g_transport_ops.fetch_add(1, std::memory_order_relaxed);
 }
+// Progress calls of this PE's own threads (waits that progress the transport
+// themselves): while this moves, the idle proxy does not sleep on the transport's event
+// fd (each arrival would wake it to contend for the worker with the waiting thread).
+extern std::atomic<uint64_t> g_own_progress;
+inline void note_own_progress() {
+  if (!t_proxy_thread) g_own_progress.fetch_add(1, std::memory_order_relaxed);
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

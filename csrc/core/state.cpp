@@ -15,6 +15,7 @@ interrupt_hook_t g_interrupt_hook = nullptr;
 progress_hook_t g_progress_hook = nullptr;
 progress_hook_t g_order_hook = nullptr;
 std::atomic<uint64_t> g_transport_ops{0};
+std::atomic<uint64_t> g_own_progress{0};
 thread_local bool t_proxy_thread = false;
 volatile std::uint64_t* g_global_exit_word = nullptr;
 

@@ -62,6 +62,7 @@ struct State {
   std::string node_id;             // identifies this PE's node (host + network namespace)
   std::vector<int> node_of_pe;     // per PE: index of its node, PEs sharing one can load/store
   std::vector<int> local_pes;      // PEs on my node, ascending
+  bool cpus_oversubscribed = false;  // more PEs on this host than CPUs this process may run on
   // shared_ptr, not unique_ptr: it destroys through the deleter captured where the
   // object was made (host/init.cpp), so core/ needs no bootstrap or heap header.
   std::shared_ptr<Bootstrap> boot;

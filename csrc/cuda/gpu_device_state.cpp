@@ -39,6 +39,7 @@ void gpu_device_state_init(const State& s) {
   g.state.wait_timeout_ns = s.config.TIMEOUT > 0 ? static_cast<uint64_t>(s.config.TIMEOUT * 1e9) : 0;
   g.state.wait_hook = nullptr;  // GPU threads print and trap instead (device/common.cuh)
   g.state.note_op = nullptr;    // GPU kernels' operations are not recorded
+  g.state.progress = nullptr;   // the proxy thread progresses the transport for GPU kernels
 }
 
 const pyshmem_device_state* gpu_device_state() { return gpu_heap().active ? &gpu_heap().state : nullptr; }

@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/backoff.h"
 #include "core/error.h"
 #include "core/state.h"
 #include "core/trace.h"
@@ -17,7 +18,8 @@ static_assert(offsetof(pyshmem_device_state, proxy) == 56, "device state layout 
 static_assert(offsetof(pyshmem_device_state, teams) == 64, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, wait_timeout_ns) == 96, "device state layout is an ABI");
 static_assert(offsetof(pyshmem_device_state, note_op) == 112, "device state layout is an ABI");
-static_assert(sizeof(pyshmem_device_state) == 120, "device state layout is an ABI");
+static_assert(offsetof(pyshmem_device_state, progress) == 120, "device state layout is an ABI");
+static_assert(sizeof(pyshmem_device_state) == 128, "device state layout is an ABI");
 static_assert(sizeof(pyshmem_team_desc) == 32, "team table layout is an ABI");
 
 namespace pyshmem {
@@ -45,7 +47,9 @@ void device_state_fill(const State& s) {
   g_state.proxy = proxy_fifo(s);
   g_state.wait_timeout_ns = static_cast<uint64_t>(g_hang_timeout_ns);  // set by hang_init, earlier in init
   g_state.wait_hook = device_wait_hook;
+  // Costs only with PYSHMEM_TIMEOUT (the hang report's last operations) or PYSHMEM_TRACE.
   g_state.note_op = g_record_ops || g_trace_on ? device_note_op : nullptr;
+  g_state.progress = g_progress_hook;  // set by a transport's setup, earlier in init
   team_device_fill(&g_state);
 }
 

@@ -91,6 +91,7 @@ void find_nodes(State& s) {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  s.cpus_oversubscribed = on_host > ncpu;
   if (on_host > ncpu && !std::getenv("PYSHMEM_SPIN_ITERS") && s.config.SPIN_ITERS > kOversubscribedSpins) {
     s.config.SPIN_ITERS = kOversubscribedSpins;
     log_debug("init: %d PEs on this host, %d CPUs: waits spin %d times before yielding", on_host, ncpu,
@@ -212,6 +213,14 @@ void global_exit(int status) {
       if (p == s.pe || !s.route[p]) continue;
       uint64_t* target = &s.heap.sys(s.pe)->global_exit;  // symmetric: same offset on every PE
       s.route[p]->amo(s, AmoArgs{PYSHMEM_AMO_SET, PYSHMEM_UINT64, target, &word, nullptr, nullptr, p});
+    }
+    // A set to a remote PE may still be queued in its transport: out before this process ends.
+    for (const Transport* const* t = kTransports; *t; ++t) {
+      if (!(*t)->quiet) continue;
+      try {
+        (*t)->quiet(s);
+      } catch (const Error&) {  // a PE that is gone already needs no telling
+      }
     }
   }
   global_exit_now(status);

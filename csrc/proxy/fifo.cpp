@@ -1,8 +1,8 @@
 // proxy/fifo.cpp: the consumer side of the proxy FIFO.
 #include "proxy/fifo.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <sched.h>
 #include <unistd.h>
@@ -47,9 +47,20 @@ FifoRing::FifoRing(uint32_t capacity, uint64_t timeout_ns, const RingMemory* mem
   f_->timeout_ns = timeout_ns;
   f_->entries = entries_;
   f_->cells = reinterpret_cast<pyshmem_fifo_cell*>(entries_ + cap);
+  f_->doorbell_fd = -1;
+  if (!memory) {
+    f_->doorbell_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (f_->doorbell_fd < 0) {
+      free_(f_);
+      throw std::bad_alloc();  // out of file descriptors
+    }
+  }
 }
 
-FifoRing::~FifoRing() { free_(f_); }
+FifoRing::~FifoRing() {
+  if (f_->doorbell_fd >= 0) ::close(f_->doorbell_fd);
+  free_(f_);
+}
 
 bool FifoRing::put_result(uint64_t t, uint64_t value) {
   pyshmem_fifo_cell& c = f_->cells[t & (f_->capacity - 1)];
@@ -98,21 +109,35 @@ void FifoRing::mark_complete() { store_release(&f_->done, tail_); }
 
 bool FifoRing::idle() const { return load_acquire(&f_->head) == tail_; }
 
-void FifoRing::doze(long ns) {
-  const uint32_t seen = __atomic_load_n(&f_->doorbell, __ATOMIC_ACQUIRE);
+void FifoRing::doze(long ns, const int* fds, int n) {
   __atomic_store_n(&f_->proxy_sleeping, 1u, __ATOMIC_SEQ_CST);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);  // pairs with the producer's fence after publishing
   pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
   if (poll(req) == 0) {
-    timespec ts{0, ns};
-    ::syscall(SYS_futex, &f_->doorbell, FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+    pollfd p[8];
+    int k = 0;
+    if (f_->doorbell_fd >= 0) p[k++] = {f_->doorbell_fd, POLLIN, 0};
+    for (int i = 0; i < n && k < 8; ++i) p[k++] = {fds[i], POLLIN, 0};
+    const timespec ts{ns / 1000000000L, ns % 1000000000L};
+    if (k) {
+      ::ppoll(p, static_cast<nfds_t>(k), &ts, nullptr);
+    } else {
+      ::nanosleep(&ts, nullptr);
+    }
+    uint64_t rings = 0;
+    if (f_->doorbell_fd >= 0) {
+      const ssize_t got = ::read(f_->doorbell_fd, &rings, sizeof rings);  // non-blocking: EAGAIN when unrung
+      (void)got;
+    }
   }
   __atomic_store_n(&f_->proxy_sleeping, 0u, __ATOMIC_RELAXED);
 }
 
 void FifoRing::ring_doorbell() {
-  __atomic_add_fetch(&f_->doorbell, 1u, __ATOMIC_SEQ_CST);
-  ::syscall(SYS_futex, &f_->doorbell, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  if (f_->doorbell_fd < 0) return;
+  const uint64_t one = 1;
+  const ssize_t wrote = ::write(f_->doorbell_fd, &one, sizeof one);
+  (void)wrote;
 }
 
 void FifoRing::fail(int status, const std::string& message) {

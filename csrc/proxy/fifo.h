@@ -26,7 +26,8 @@ struct RingMemory {
 class FifoRing {
  public:
   // capacity: slots, rounded up to a power of two (at least PYSHMEM_FIFO_MAX_SLOTS).
-  // memory: null for ordinary memory.
+  // memory: null for ordinary memory (host producers: the ring gets a doorbell), else
+  // the GPU's pinned memory (GPU producers, who cannot ring one).
   FifoRing(uint32_t capacity, uint64_t timeout_ns, const RingMemory* memory = nullptr);
   ~FifoRing();
   FifoRing(const FifoRing&) = delete;
@@ -57,9 +58,10 @@ class FifoRing {
   // No request reserved and unexecuted (tail == head).
   bool idle() const;
 
-  // Idle wait of the consumer: up to `ns`, or until a producer rings the doorbell.
-  // Returns at once when a request is already waiting.
-  void doze(long ns);
+  // Idle wait of the consumer: up to `ns`, until a producer rings the doorbell (rings
+  // with one), or until one of `fds` (n of them: transports' armed event fds) becomes
+  // readable. Returns at once when a request is already waiting.
+  void doze(long ns, const int* fds = nullptr, int n = 0);
 
   // Wakes a dozing consumer (used when stopping it).
   void ring_doorbell();

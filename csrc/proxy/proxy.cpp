@@ -27,6 +27,9 @@
 namespace pyshmem {
 namespace {
 
+// Idle polls after a request, of a proxy that every source of work can wake (see Proxy::run).
+constexpr long kShortSpin = 64;
+
 const char* kind_name(int kind) {
   switch (kind) {
     case PYSHMEM_REQ_PUT: return "put";
@@ -97,29 +100,54 @@ class Proxy {
     pyshmem_fifo_entry req[PYSHMEM_FIFO_MAX_SLOTS];
     Backoff idle(0, 0);
     long idle_rounds = 0;
-    uint64_t last_ops = 0;
+    int arm_refused = 0;  // a transport's wakeup_arm said "work pending" this many times in a row
+    uint64_t last_ops = 0, last_own = 0;
     // Not a Python thread: never run the interrupt hook here. Progress is polled below.
     long doze_ns = 0;  // set below, before the first doze
+    bool after_request = false;  // a request came since the last doze
     auto busy = [&] {
       idle = Backoff(s_.config.SPIN_ITERS, s_.config.WAIT_SLEEP_MAX_US);
       idle.uninterruptible().without_progress();
       idle_rounds = 0;
       doze_ns = 0;
+      arm_refused = 0;
     };
     busy();
-    // After spinning and yielding, doze on the host ring's doorbell instead of sleeping
-    // blind: a host producer wakes the proxy at once (GPU kernels cannot ring it, so
-    // their requests wait out the doze when the proxy was idle). Incoming traffic the
-    // transport handles (UCX's emulated atomics and puts, which complete only when this
-    // PE progresses) counts as activity, like a request: the proxy is this PE's progress
-    // engine while its Python thread computes or sleeps in a wait, so it polls on while
-    // peers are active instead of dozing between their operations.
+    // After polling a while, doze until a host producer rings the host ring's doorbell,
+    // or incoming transport traffic that needs this PE's progress (UCX's emulated
+    // atomics and puts over tcp complete only when the target progresses) makes the
+    // transport's event fd readable, or the doze times out. GPU kernels cannot ring a
+    // doorbell: their requests wait out the doze after a quiet period. The proxy is this
+    // PE's progress engine while its own threads compute or sleep in a wait.
     //
-    // An idle proxy must not cost a core (target: < 1 % of one; each wake is a UCX
-    // progress call): each idle doze is twice the last, from WAIT_SLEEP_MAX_US up to
-    // PROXY_IDLE_SLEEP_MAX_US; a request or a progress event starts over from polling,
-    // and while this PE's own threads issue operations, the doze stays at its shortest.
-    const long spin_rounds = s_.config.SPIN_ITERS + 64;
+    // How long it polls first: after a request from a ring, when every source of work
+    // can wake it (no GPU ring, every transport has an event fd) and the host has a CPU
+    // per PE, only kShortSpin rounds: the answer a request's producer waits for comes
+    // from another PE, and a proxy polling on takes the CPU from the PE's own thread
+    // that is about to answer (measured, one PE and 2 CPUs per host, two hosts:
+    // device-API ping-pong over tcp 55-59 us with 64 rounds, 81-130 us with 164,
+    // 280-340 us with 2064). Otherwise SPIN_ITERS + 64 rounds (SPIN_ITERS is 100 when
+    // PEs outnumber CPUs): more traffic usually follows (a collective's next message),
+    // and dozing between its messages made 4 PEs on 2 CPUs 1.7x slower in an 8-byte
+    // reduction and a device-API barrier.
+    //
+    // An idle proxy must not cost a core (target: < 1 % of one; each timed-out doze is a
+    // UCX progress call): each idle doze is twice the last, from WAIT_SLEEP_MAX_US up to
+    // PROXY_IDLE_SLEEP_MAX_US; a request or a progress event starts over from polling.
+    // While this PE's own threads issue operations the doze stays at its shortest, and
+    // while they issue operations or progress the transport in a wait it ignores the
+    // transport's events (each would wake it to contend for the worker with them).
+    std::vector<const Transport*> wakers;  // the transports whose event fds a doze waits on
+    bool wakeable = lanes_.size() == 1;    // every source of work can wake a doze
+    for (const Transport* t : transports_) {
+      if (!t->progress) continue;
+      if (t->wakeup_fd && t->wakeup_fd(s_) >= 0)
+        wakers.push_back(t);
+      else
+        wakeable = false;
+    }
+    const long long_spin = s_.config.SPIN_ITERS + 64;
+    const long short_spin = wakeable && !s_.cpus_oversubscribed ? kShortSpin : long_spin;
     const long doze_min_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
     const long doze_max_ns = std::max<long>(doze_min_ns, static_cast<long>(s_.config.PROXY_IDLE_SLEEP_MAX_US) * 1000);
     for (;;) {
@@ -147,6 +175,7 @@ class Proxy {
       }
       if (worked) {
         busy();
+        after_request = true;
         continue;
       }
       if (stop_.load(std::memory_order_acquire)) {
@@ -161,6 +190,9 @@ class Proxy {
       const uint64_t ops = g_transport_ops.load(std::memory_order_relaxed);
       const bool host_busy = ops != last_ops;
       last_ops = ops;
+      const uint64_t own = g_own_progress.load(std::memory_order_relaxed);
+      const bool own_progress = own != last_own;
+      last_own = own;
       // The PE is not idle while its threads work: doze no longer than the shortest, so
       // the proxy takes the transport's progress over soon after they stop.
       if (host_busy) doze_ns = 0;
@@ -179,13 +211,31 @@ class Proxy {
           return;
         }
       }
-      if (++idle_rounds < spin_rounds) {
+      if (++idle_rounds < (after_request ? short_spin : long_spin)) {
         idle.pause();
         continue;
       }
       check_global_exit();
+      int fds[8];
+      int n = 0;
+      if (!host_busy && !own_progress) {
+        bool armed = true;
+        for (const Transport* t : wakers) {
+          if (n == 8 || !t->wakeup_arm(s_)) {
+            armed = false;
+            break;
+          }
+          fds[n++] = t->wakeup_fd(s_);
+        }
+        // Work pending: progress it first, but only once in a row (a transport that
+        // keeps refusing would otherwise keep the proxy polling); then doze on a timer.
+        if (!armed && arm_refused++ == 0) continue;
+        if (!armed) n = 0;
+        if (armed) arm_refused = 0;
+      }
       doze_ns = doze_ns ? std::min(doze_max_ns, doze_ns * 2) : doze_min_ns;
-      lanes_[0]->ring.doze(doze_ns);
+      lanes_[0]->ring.doze(doze_ns, fds, n);
+      after_request = false;
     }
   }
 

@@ -61,6 +61,13 @@ struct Transport {
   // Optional: "" when atomics on PE pe's GPU heap can go through this transport, else
   // why not and what to do (null: they can, or the transport never carries GPU memory).
   std::string (*gpu_atomics_problem)(State& s, int pe);
+  // Optional (both null, or both set; after setup): how an idle proxy thread sleeps
+  // until remote work for this PE arrives instead of polling progress(). wakeup_fd: a
+  // file descriptor that becomes readable then, or -1 when this process has none.
+  // wakeup_arm: true when armed (sleeping on the fd now is safe); false when work is
+  // already pending (call progress() first) or arming failed.
+  int (*wakeup_fd)(State& s);
+  bool (*wakeup_arm)(State& s);
 };
 
 // Registry in preference order; null-terminated.

@@ -28,6 +28,7 @@ _spec = importlib.util.spec_from_file_location("_pyshmem_tests_conftest", _CONFT
 _conftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_conftest)
 run_pes, assert_ok, shm_entries = _conftest.run_pes, _conftest.assert_ok, _conftest.shm_entries
+ucx_unavailable = _conftest.ucx_unavailable
 REPO, PROGRAMS = _conftest.REPO, _conftest.PROGRAMS
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from latency_bounds import assert_within  # noqa: E402
@@ -264,9 +265,15 @@ def test_uncaught_exception_ends_the_job(tmp_path, mode, proxy):
     _assert_no_shm_leak(before)
 
 
-def test_global_exit_sets_the_job_exit_code(tmp_path):
+@pytest.mark.parametrize("remote", [False, True], ids=["shm", "ucx"])
+def test_global_exit_sets_the_job_exit_code(tmp_path, remote):
+    # ucx: every peer remote; the exit words go out as atomic sets, which complete at a
+    # quiet, so global_exit completes them before the process ends.
+    if remote and ucx_unavailable():
+        pytest.skip(ucx_unavailable())
     before = shm_entries()
-    proc = run_pes("fail_global_exit.py", NPES, tmp_path, 1, 3, timeout=40, launcher_args=("--timeout", "20"))
+    proc = run_pes("fail_global_exit.py", NPES, tmp_path, 1, 3, timeout=40, launcher_args=("--timeout", "20"),
+                   env={"PYSHMEM_REMOTE_ONLY": "1"} if remote else None)
     assert proc.returncode == 3, _out(proc)
     # Every PE leaves with the global_exit status (the waiters notice the global-exit
     # word), so the launcher may report any of them first.

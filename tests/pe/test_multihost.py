@@ -154,3 +154,25 @@ def test_link_down_mid_transfer_ends_with_an_error_naming_the_peer(two_hosts, op
     # cap: the job's --timeout
     assert_within("multihost_linkdown", took, "the job took that long to end after the link went down\n" + text,
                   cap=60)
+
+
+def test_a_dozing_proxy_wakes_for_a_kernel_request_and_for_an_arrival(two_hosts):
+    # Each proxy dozes up to 20 s here (PYSHMEM_PROXY_IDLE_SLEEP_MAX_US), seconds by the
+    # time the operations come: a proxy woken only by its timer would take over a second
+    # for each (tests/pe/programs/multihost_proxy_wake.py says why); the ring's doorbell
+    # and UCX's event fd wake it in milliseconds.
+    why = ucx_unavailable()
+    if why:
+        pytest.skip(why)
+    cmd, env = _across(two_hosts, 1, "multihost_proxy_wake.py", timeout="90",
+                       PYSHMEM_PROXY_IDLE_SLEEP_MAX_US="20000000")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=str(REPO))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "[pe 0] OK pe=0" in proc.stdout and "[pe 1] OK pe=1" in proc.stdout, out
+    m = re.search(r"WAKE kernel=([0-9.]+) host=([0-9.]+)", proc.stdout)
+    assert m, out
+    print(f"kernel request {m.group(1)} s, host atomic {m.group(2)} s after the quiet period")
+    # cap: well under the >= 1.5 s that a proxy waiting out its doze would take
+    assert_within("proxy_wake", float(m.group(1)), "the kernel's fetch_add after the proxies dozed\n" + out, cap=0.5)
+    assert_within("proxy_wake", float(m.group(2)), "the host's fetch_add after PE 1's proxy dozed\n" + out, cap=0.5)

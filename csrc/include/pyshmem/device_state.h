@@ -24,7 +24,7 @@ extern "C" {
 
 /* Bumped when this struct or the proxy FIFO it points to changes layout (3: result cells,
  * 4: the team table and team synchronisation slots, 5: PYSHMEM_TIMEOUT for device waits). */
-#define PYSHMEM_DEVICE_STATE_VERSION 5u
+#define PYSHMEM_DEVICE_STATE_VERSION 6u
 #define PYSHMEM_PEER_LOAD_STORE 0x1u /* the peer's segment is mapped in this process */
 #define PYSHMEM_STATE_DEBUG 0x1u     /* PYSHMEM_DEBUG=1: device calls check PEs and addresses */
 #define PYSHMEM_STATE_PROXY_ALL 0x2u /* PYSHMEM_PROXY_ALL=1: every peer's operations use the proxy */
@@ -113,6 +113,12 @@ typedef struct pyshmem_device_state {
   /* CPU build with PYSHMEM_TIMEOUT set (else null): records a device-API operation
    * (PYSHMEM_OP_* toward `pe` on symmetric `sym`) in this PE's ring of last operations. */
   void (*note_op)(int32_t kind, int32_t pe, const void* sym, uint64_t bytes);
+  /* CPU build while a transport needs this PE's progress for remote operations to
+   * complete (UCX: puts over tcp and emulated atomics land only when the target
+   * progresses; else null): device-API waits on symmetric memory call it every poll, so
+   * a kernel thread waiting for a remote PE's signal applies the arrival itself instead
+   * of waiting for the proxy thread's next poll. Returns the events it handled. */
+  unsigned (*progress)(void);
 } pyshmem_device_state;
 #define PYSHMEM_WAIT_PUBLISH 0
 #define PYSHMEM_WAIT_END 1

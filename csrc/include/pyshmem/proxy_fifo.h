@@ -20,8 +20,9 @@
  *    (remotely visible). Transports whose operations complete on return (load/store)
  *    advance it with tail; others advance it when they execute a QUIET request.
  *  - An idle proxy thread dozes: it sets proxy_sleeping, re-checks the ring, and waits
- *    on the futex `doorbell`; a host producer that sees proxy_sleeping after publishing
- *    bumps the doorbell and wakes it (GPU producers cannot; the doze is short).
+ *    on the eventfd `doorbell_fd` (and the transports' own event fds); a host producer
+ *    that sees proxy_sleeping after publishing writes to it, which wakes the proxy (GPU
+ *    producers cannot: their ring has no doorbell, and its doze is bounded).
  *  - Fetching requests (G, fetching AMO) return their value in the result cell of
  *    their ticket, cells[t & (capacity - 1)], which lives next to the ring (so a GPU
  *    kernel, whose own variables the host cannot write, can read it). A cell is handed
@@ -123,8 +124,8 @@ typedef struct pyshmem_proxy_fifo {
   uint64_t tail; /* slots consumed; requests below it are executed (consumer writes) */
   uint64_t pad1[7];
   uint64_t done; /* requests below it are complete at their targets (consumer writes) */
-  uint32_t proxy_sleeping; /* 1 while the proxy thread dozes on `doorbell` (CPU producers ring it) */
-  uint32_t doorbell;       /* bumped by a producer that saw proxy_sleeping (a futex word) */
+  uint32_t proxy_sleeping; /* 1 while the proxy thread dozes (CPU producers then ring the doorbell) */
+  int32_t doorbell_fd;     /* an eventfd a producer that saw proxy_sleeping writes 1 to; -1: none */
   uint64_t pad2[6];
   uint32_t status;     /* 0, or the pyshmem_status the proxy failed with */
   uint32_t capacity;   /* slots; a power of two >= PYSHMEM_FIFO_MAX_SLOTS */

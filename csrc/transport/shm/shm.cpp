@@ -33,6 +33,6 @@ void shm_quiet(State&) { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 const Transport kShmTransport = {"shm",   kCapLoadStore | kCapRma | kCapAmo,
                                  shm_available, shm_can_reach, shm_put, shm_get, shm_amo, shm_fence, shm_quiet,
-                                 nullptr, nullptr, nullptr, nullptr, nullptr};
+                                 nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace pyshmem

@@ -10,16 +10,20 @@
 // Symmetric addresses translate as on the load/store path: offset in my segment =
 // offset in theirs.
 //
-// Completion: put/get/amo wait for their UCP request (a put: the source may be reused;
-// remote visibility needs quiet = a flush of every endpoint written since the last
-// quiet). fence = ucp_worker_fence. No operation waits longer than
-// PYSHMEM_TRANSPORT_TIMEOUT: a link that goes down leaves UCX requests pending forever
-// (TCP keeps retrying), so the wait ends with an error that names the peer instead.
+// Completion: gets and fetching atomics wait for their UCP request; puts over 4 KiB
+// wait for theirs (the source may be reused on return). Smaller puts (out of a copy of
+// the source), put_nbi and non-fetching atomics return once issued: their requests are
+// kept (keep_pending) and completed by quiet, which flushes every endpoint written
+// since the last quiet and then waits for them. fence = ucp_worker_fence. Atomics are
+// in ucx_amo.cpp. No operation waits longer than PYSHMEM_TRANSPORT_TIMEOUT: a link
+// that goes down leaves UCX requests pending forever (TCP keeps retrying), so the wait
+// ends with an error that names the peer instead.
 // Transports such as tcp apply remote writes when the *target* progresses its worker,
 // so every pyshmem wait calls the progress hook (core/backoff.h), and the proxy thread,
-// which runs whenever a peer is remote, progresses while idle. That progress polls every
-// transport interface (adaptive progress off, see ucx_setup): UCX's wakeups that would
-// turn polling on do not cross network namespaces.
+// which runs whenever a peer is remote, progresses while idle and sleeps on the
+// worker's event fd (ucx_wakeup_arm). That progress polls every transport interface
+// (adaptive progress off, see ucx_setup): UCX's wakeups that would turn polling on do
+// not cross network namespaces.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -41,47 +45,17 @@
 #include "core/state.h"
 #include "core/trace.h"
 #include "transport/transport.h"
-#include "transport/ucx/gpu_atomics.h"
 #include "transport/ucx/ucp_lib.h"
+#include "transport/ucx/ucx_state.h"
 
 namespace pyshmem {
-namespace {
-
-struct Ucx {
-  const ucx::Ucp* u = nullptr;
-  ucp_context_h ctx = nullptr;
-  ucp_worker_h worker = nullptr;
-  std::vector<ucp_ep_h> ep;  // per PE, null for PEs not reached by UCX
-  // The registered heaps: the host heap, and the GPU heap with the cuda backend.
-  struct Segment {
-    uint64_t my_base = 0, size = 0;
-    ucp_mem_h memh = nullptr;
-    std::vector<ucp_rkey_h> rkey;  // per PE
-    std::vector<uint64_t> base;    // per PE: its segment's address in its own process
-  };
-  std::vector<Segment> seg;
-  // The GPU heap is CUDA memory to UCX (not host memory, as with the test driver): the
-  // target's CPU cannot do atomics there, only a NIC can (see gpu_amo_check).
-  bool gpu_seg_is_cuda = false;
-  std::mutex amo_mu;
-  std::vector<std::string> gpu_amo_problem;  // per PE; "?" until the endpoint was queried
-  // Set by operations that may still be in flight to their target after their request
-  // completed (puts, non-fetching atomics); quiet flushes only then, and only the
-  // endpoints marked in dirty_pe (so a flush that cannot finish names its PE).
-  std::atomic<bool> dirty{false};
-  std::unique_ptr<std::atomic<uint8_t>[]> dirty_pe;
-  std::mutex pending_mu;  // requests of non-blocking puts (and their PE), completed by quiet
-  std::vector<std::pair<void*, int>> pending;
-  double timeout_s = 120;
-};
+namespace ucx_impl {
 
 Ucx g;
 
 const ucx::Ucp& lib() { return *g.u; }
 
-// Errors of this transport are unlocated (fail_inner): the API call that reached UCX
-// puts its name and PE in front.
-[[noreturn]] void ucx_fail(const char* what, ucs_status_t st, int pe = -1) {
+[[noreturn]] void ucx_fail(const char* what, ucs_status_t st, int pe) {
   const bool lost = st == UCS_ERR_UNREACHABLE || st == UCS_ERR_ENDPOINT_TIMEOUT || st == UCS_ERR_CONNECTION_RESET;
   std::string msg = std::string(what) + " failed: " + lib().ucs_status_string(st);
   if (pe >= 0) msg += " (toward PE " + std::to_string(pe) + ")";
@@ -91,27 +65,26 @@ const ucx::Ucp& lib() { return *g.u; }
   fail_inner(lost ? PYSHMEM_ERR_BOOTSTRAP : PYSHMEM_ERR_SYSTEM, "UCX", msg);
 }
 
-void check(const char* what, ucs_status_t st, int pe = -1) {
+void check(const char* what, ucs_status_t st, int pe) {
   if (st != UCS_OK) ucx_fail(what, st, pe);
 }
 
 unsigned progress_hook() {
   if (!g.worker) return 0;
+  note_own_progress();
   const unsigned n = lib().ucp_worker_progress(g.worker);
-  if (n && g_trace_on) {
+  if (n && g_trace_on) {  // when an arrival was applied, for a round trip's phases
     const int64_t now = monotonic_ns();
     trace_record(kTraceProgress, "ucx progress", -1, n, now, now);
   }
   return n;
 }
 
-using Clock = std::chrono::steady_clock;
-
 Clock::time_point deadline_from_now() {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(g.timeout_s));
 }
 
-[[noreturn]] void timed_out(const char* what, int pe) {
+[[noreturn]] static void timed_out(const char* what, int pe) {
   const std::string who = pe >= 0 ? "PE " + std::to_string(pe) : std::string("a PE on another node");
   char secs[32];
   std::snprintf(secs, sizeof secs, "%g", g.timeout_s);
@@ -122,9 +95,6 @@ Clock::time_point deadline_from_now() {
                   "PYSHMEM_TRANSPORT_TIMEOUT only for transfers that are legitimately that slow");
 }
 
-// Waits for a UCP request (progressing the worker) and frees it. A request still
-// pending at `deadline` is left to UCX (RMA requests cannot be cancelled) and the
-// wait fails with PYSHMEM_ERR_TIMEOUT naming `pe`.
 void wait(const char* what, ucs_status_ptr_t req, int pe, Clock::time_point deadline) {
   if (req == nullptr) return;  // completed in place
   if (UCS_PTR_IS_ERR(req)) ucx_fail(what, UCS_PTR_STATUS(req), pe);
@@ -133,10 +103,10 @@ void wait(const char* what, ucs_status_ptr_t req, int pe, Clock::time_point dead
   // a get), progressing the worker each step. Uninterruptible: the proxy thread waits
   // here too, and it must not run Python's signal check.
   Backoff b(state().config.SPIN_ITERS, state().config.WAIT_SLEEP_MAX_US);
-  b.uninterruptible();
+  b.uninterruptible().without_progress();  // progressed once per step, here
   unsigned polls = 0;
   while ((st = lib().ucp_request_check_status(req)) == UCS_INPROGRESS) {
-    lib().ucp_worker_progress(g.worker);
+    progress_hook();
     if ((++polls & 255) == 0 && Clock::now() > deadline) timed_out(what, pe);
     b.pause();
   }
@@ -146,19 +116,13 @@ void wait(const char* what, ucs_status_ptr_t req, int pe, Clock::time_point dead
 
 void wait(const char* what, ucs_status_ptr_t req, int pe) { wait(what, req, pe, deadline_from_now()); }
 
-// Marks `pe` as written since the last quiet (before the operation is issued, so a
-// concurrent quiet either flushes it or leaves the mark for the next one).
 void mark_dirty(int pe) {
   note_transport_op();
   g.dirty_pe[pe].store(1, std::memory_order_relaxed);
   g.dirty.store(true, std::memory_order_release);
 }
 
-// Where symmetric `sym` (an address in one of my registered heaps) is on PE pe.
-struct Remote {
-  uint64_t addr;
-  ucp_rkey_h rkey;
-};
+// Where symmetric `sym` is on PE pe (the GPU heap, if it holds it; else the host heap).
 Remote remote(const void* sym, int pe) {
   const uint64_t a = reinterpret_cast<uint64_t>(sym);
   for (size_t i = g.seg.size(); i-- > 1;) {  // the GPU heap, if any; else the host heap
@@ -167,6 +131,29 @@ Remote remote(const void* sym, int pe) {
   }
   return {g.seg[0].base[pe] + (a - g.seg[0].my_base), g.seg[0].rkey[pe]};
 }
+
+// Past kReapAt kept requests, the ones already complete are freed first, so a loop of
+// non-blocking operations without a quiet holds only those still in flight.
+constexpr size_t kReapAt = 4096;
+void keep_pending(void* req, int pe, std::unique_ptr<char[]> buf) {
+  std::lock_guard<std::mutex> lock(g.pending_mu);
+  if (g.pending.size() >= kReapAt) {
+    auto done = [](const Ucx::Pending& p) {
+      const ucs_status_t st = lib().ucp_request_check_status(p.req);
+      if (st == UCS_INPROGRESS) return false;
+      lib().ucp_request_free(p.req);
+      if (st != UCS_OK) g.failed_pending = st;  // reported by the next quiet
+      return true;
+    };
+    g.pending.erase(std::remove_if(g.pending.begin(), g.pending.end(), done), g.pending.end());
+  }
+  g.pending.push_back({req, pe, std::move(buf)});
+}
+
+}  // namespace ucx_impl
+
+namespace {
+using namespace ucx_impl;
 
 uint64_t read_u64(const char* c) {
   uint64_t v = 0;
@@ -264,7 +251,8 @@ void ucx_setup(State& s) {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
+  // WAKEUP: the idle proxy thread sleeps on the worker's event fd (ucx_wakeup_arm).
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 1;
   const ucs_status_t st = lib().ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, cfg, &g.ctx);
   lib().ucp_config_release(cfg);
@@ -273,6 +261,11 @@ void ucx_setup(State& s) {
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_MULTI;
   check("ucp_worker_create", lib().ucp_worker_create(g.ctx, &wp, &g.worker));
+  g.efd = -1;
+  if (lib().ucp_worker_get_efd(g.worker, &g.efd) != UCS_OK) {
+    g.efd = -1;  // the proxy then polls on a timer, as without wakeups
+    log_debug("ucx: the worker has no event fd; the idle proxy polls on a timer");
+  }
 
   g.seg.resize(s.gpu_size ? 2 : 1);
   g.seg[0].my_base = reinterpret_cast<uint64_t>(s.heap.my_base);
@@ -369,6 +362,7 @@ void ucx_teardown(State& s) {
   const ucx::Ucp* u = g.u;
   g.ctx = nullptr;
   g.worker = nullptr;
+  g.efd = -1;
   g.ep.clear();
   g.seg.clear();
   g.dirty = false;
@@ -377,11 +371,25 @@ void ucx_teardown(State& s) {
   g.u = u;
 }
 
+// A blocking put returns once the source may be reused. UCX over tcp completes even an
+// 8-byte put's request only after the target acknowledged it (a round trip that also
+// waits for the target to progress), so puts up to kBouncePut bytes go out of a copy
+// that lives until the next quiet, and return at once.
+constexpr size_t kBouncePut = 4096;
 void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
   mark_dirty(pe);
   ucp_request_param_t prm{};
   const Remote r = remote(dest, pe);
-  wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm), pe);
+  if (n > kBouncePut) {
+    wait("put", lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm), pe);
+    return;
+  }
+  std::unique_ptr<char[]> copy(new char[n ? n : 1]);
+  std::memcpy(copy.get(), src, n);
+  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], copy.get(), n, r.addr, r.rkey, &prm);
+  if (req == nullptr) return;  // completed in place: UCX is done with the copy
+  if (UCS_PTR_IS_ERR(req)) ucx_fail("put", UCS_PTR_STATUS(req), pe);
+  keep_pending(req, pe, std::move(copy));
 }
 
 // Returns without waiting: the request (if UCX did not complete it in place) is kept
@@ -393,8 +401,7 @@ void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
   ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm);
   if (req == nullptr) return;
   if (UCS_PTR_IS_ERR(req)) ucx_fail("put_nbi", UCS_PTR_STATUS(req), pe);
-  std::lock_guard<std::mutex> lock(g.pending_mu);
-  g.pending.emplace_back(req, pe);
+  keep_pending(req, pe, nullptr);
 }
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
@@ -402,84 +409,6 @@ void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
   ucp_request_param_t prm{};
   const Remote r = remote(src, pe);
   wait("get", lib().ucp_get_nbx(g.ep[pe], dest, n, r.addr, r.rkey, &prm), pe);
-}
-
-// An atomic on a peer's GPU memory needs a transport whose NIC performs it (InfiniBand
-// or RoCE verbs: rc_verbs, rc_mlx5, dc_mlx5, with GPUDirect RDMA); transports that run
-// atomics in software on the target's CPU (tcp, the shared-memory ones) would have that
-// CPU touch GPU memory, which it cannot. "" when the atomic may go; else why not, naming
-// the endpoint's transports. Decided once per PE.
-std::string ucx_gpu_atomics_check(State&, int pe) {
-  if (!g.gpu_seg_is_cuda || pe < 0 || pe >= static_cast<int>(g.ep.size()) || !g.ep[pe]) return "";
-  std::lock_guard<std::mutex> lock(g.amo_mu);
-  std::string& problem = g.gpu_amo_problem[pe];
-  if (problem == "?") {
-    ucp_transport_entry_t entries[16];
-    ucp_ep_attr_t attr{};
-    attr.field_mask = UCP_EP_ATTR_FIELD_TRANSPORTS;
-    attr.transports.entries = entries;
-    attr.transports.num_entries = 16;
-    attr.transports.entry_size = sizeof(ucp_transport_entry_t);
-    std::vector<std::string> names;
-    if (lib().ucp_ep_query(g.ep[pe], &attr) == UCS_OK)
-      for (unsigned i = 0; i < attr.transports.num_entries; ++i)
-        if (entries[i].transport_name) names.emplace_back(entries[i].transport_name);
-    problem = ucx_gpu_atomics_problem(names);
-  }
-  return problem;
-}
-
-void ucx_amo(State& s, const AmoArgs& a) {
-  const size_t size = PYSHMEM_DTYPE_SIZE(a.dtype);
-  if (size != 4 && size != 8)
-    fail_inner(PYSHMEM_ERR_NOT_IMPLEMENTED, "UCX",
-               "atomics on " + std::to_string(size) + "-byte elements of a PE on another node (PE " +
-                   std::to_string(a.pe) + ") are not supported: UCX atomics are 4 and 8 bytes wide; use an "
-                   "int32/int64 (or uint32/uint64) array");
-  const bool is_float = (a.dtype & 0xf0) == 0x20;
-  if (is_float && a.op != PYSHMEM_AMO_FETCH && a.op != PYSHMEM_AMO_SET && a.op != PYSHMEM_AMO_SWAP)
-    fail_inner(PYSHMEM_ERR_TYPE, "UCX",
-               "floating-point atomics support only fetch, set and swap (OpenSHMEM extended AMOs); use an integer "
-               "array for add/inc/compare_swap/bitwise operations");
-  uint64_t operand = 0, reply = 0;
-  if (a.value) std::memcpy(&operand, a.value, size);
-  ucp_atomic_op_t op = UCP_ATOMIC_OP_ADD;
-  bool need_reply = a.fetch != nullptr;
-  switch (a.op) {
-    case PYSHMEM_AMO_FETCH: op = UCP_ATOMIC_OP_ADD; operand = 0; need_reply = true; break;
-    case PYSHMEM_AMO_SET: op = UCP_ATOMIC_OP_SWAP; need_reply = true; break;  // SWAP needs a reply buffer
-    case PYSHMEM_AMO_SWAP: op = UCP_ATOMIC_OP_SWAP; need_reply = true; break;
-    case PYSHMEM_AMO_COMPARE_SWAP:
-      op = UCP_ATOMIC_OP_CSWAP;  // buffer = compare value; reply = new value in, old value out
-      reply = operand;
-      operand = 0;
-      std::memcpy(&operand, a.cond, size);
-      need_reply = true;
-      break;
-    case PYSHMEM_AMO_ADD: op = UCP_ATOMIC_OP_ADD; break;
-    case PYSHMEM_AMO_INC: op = UCP_ATOMIC_OP_ADD; operand = 1; break;
-    case PYSHMEM_AMO_AND: op = UCP_ATOMIC_OP_AND; break;
-    case PYSHMEM_AMO_OR: op = UCP_ATOMIC_OP_OR; break;
-    case PYSHMEM_AMO_XOR: op = UCP_ATOMIC_OP_XOR; break;
-    default: fail_inner(PYSHMEM_ERR_INTERNAL, "UCX", "unknown atomic operation " + std::to_string(a.op));
-  }
-  if (need_reply) note_transport_op();
-  else mark_dirty(a.pe);
-  ucp_request_param_t prm{};
-  prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
-  prm.datatype = ucp_dt_make_contig(size);
-  if (need_reply) {
-    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-    prm.reply_buffer = &reply;
-  }
-  const Remote r = remote(a.dest, a.pe);
-  if (g.seg.size() > 1 && r.rkey == g.seg.back().rkey[a.pe]) {  // the target is in the GPU heap
-    const std::string problem = ucx_gpu_atomics_check(s, a.pe);
-    if (!problem.empty())
-      fail_inner(PYSHMEM_ERR_NOT_IMPLEMENTED, "UCX", "an atomic on PE " + std::to_string(a.pe) + "'s GPU memory: " + problem);
-  }
-  wait("atomic", lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, r.addr, r.rkey, &prm), a.pe);
-  if (a.fetch) std::memcpy(a.fetch, &reply, size);
 }
 
 void ucx_fence(State&) {
@@ -491,10 +420,12 @@ void ucx_quiet(State& s) {
   // non-fetching atomics need the flush (exchange: a put racing with this quiet on
   // another thread keeps the flag set for the next quiet).
   if (!g.worker || !g.dirty.exchange(false, std::memory_order_acquire)) return;
-  std::vector<std::pair<void*, int>> pending;
+  std::vector<Ucx::Pending> pending;
+  ucs_status_t failed = UCS_OK;
   {
     std::lock_guard<std::mutex> lock(g.pending_mu);
     pending.swap(g.pending);
+    std::swap(failed, g.failed_pending);
   }
   // One flush per written endpoint, all started before any is waited for, so they
   // overlap like a worker flush would; one deadline for the whole quiet.
@@ -507,15 +438,26 @@ void ucx_quiet(State& s) {
   }
   const Clock::time_point deadline = deadline_from_now();
   for (auto& f : flushes) wait("quiet (flush)", f.first, f.second, deadline);
-  for (auto& r : pending) wait("put_nbi", r.first, r.second, deadline);  // done by the flush; frees
+  for (auto& r : pending) wait("put or atomic set", r.req, r.pe, deadline);  // done by the flush; frees
+  check("a put or atomic set (freed before this quiet)", failed);
 }
 
 void ucx_progress(State&) { progress_hook(); }
+
+int ucx_wakeup_fd(State&) { return g.worker ? g.efd : -1; }
+
+// Events the worker reports through its fd: incoming tcp data, a shared-memory peer's
+// signal. Peers in another network namespace of the same machine reach this PE's
+// shared-memory transports without a signal (UCX's datagram to an abstract socket
+// does not cross namespaces), so the proxy's doze stays bounded by
+// PROXY_IDLE_SLEEP_MAX_US whatever this says.
+bool ucx_wakeup_arm(State&) { return g.worker && g.efd >= 0 && lib().ucp_worker_arm(g.worker) == UCS_OK; }
 
 }  // namespace
 
 const Transport kUcxTransport = {"ucx",        kCapRma | kCapAmo, ucx_available, ucx_can_reach, ucx_put,
                                  ucx_get,      ucx_amo,           ucx_fence,     ucx_quiet,     ucx_setup,
-                                 ucx_put_nbi,  ucx_progress,      ucx_teardown,  ucx_gpu_atomics_check};
+                                 ucx_put_nbi,  ucx_progress,      ucx_teardown,  ucx_gpu_atomics_check,
+                                 ucx_wakeup_fd, ucx_wakeup_arm};
 
 }  // namespace pyshmem

@@ -15,6 +15,6 @@ bool ucx_can_reach(const State& s, int pe) { return s.node_of_pe[pe] != s.node_o
 
 const Transport kUcxTransport = {"ucx",   kCapRma | kCapAmo, ucx_available, ucx_can_reach, nullptr, nullptr,
                                  nullptr, nullptr,           nullptr,       nullptr,       nullptr, nullptr,
-                                 nullptr, nullptr};
+                                 nullptr, nullptr,           nullptr,       nullptr};
 
 }  // namespace pyshmem

@@ -14,6 +14,7 @@ for pe in range(n):
 assert "ucx: available" in lib.transports()
 # one put and one atomic across the "network", checked
 shmem.put(x, np.full(4, me, np.int64), (me + 1) % n)
+shmem.fence()  # the put before the add on the same element (UCX may deliver them in either order otherwise)
 shmem.atomic_add(x[3:], 10, (me + 1) % n)
 shmem.barrier_all()
 assert x.tolist() == [(me - 1) % n] * 3 + [(me - 1) % n + 10], x
