@@ -29,11 +29,11 @@ class DeviceState(ctypes.Structure):
         ("proxy", ctypes.c_uint64), ("teams", ctypes.c_uint64), ("team_pool_offset", ctypes.c_uint64),
         ("team_slot_bytes", ctypes.c_uint32), ("max_teams", ctypes.c_uint32), ("team_rounds", ctypes.c_uint32),
         ("pad0", ctypes.c_uint32), ("wait_timeout_ns", ctypes.c_uint64), ("wait_hook", ctypes.c_void_p),
-        ("note_op", ctypes.c_void_p),
+        ("note_op", ctypes.c_void_p), ("progress", ctypes.c_void_p),
     ]
 
 
-STATE_VERSION = 5  # PYSHMEM_DEVICE_STATE_VERSION
+STATE_VERSION = 6  # PYSHMEM_DEVICE_STATE_VERSION
 PEER_LOAD_STORE = 1
 STATE_DEBUG = 1
 

@@ -29,7 +29,7 @@ def test_every_bounded_case_is_benchmarked():
     text = BENCH.read_text()
     # timed by the tests themselves (multihost: needs ip netns; the rest: unit-test fixtures and
     # sim_block_waits.py, which times each of its waits)
-    measured_elsewhere = {"multihost_kill", "multihost_linkdown", "gpu_check_no_gpu", "gpu_check_deadline",
+    measured_elsewhere = {"multihost_kill", "multihost_linkdown", "proxy_wake", "gpu_check_no_gpu", "gpu_check_deadline",
                           "fake_exit_pending", "kernel_fault_stop", "sim_wait_raise"}
     for case in set(TYPICAL) - measured_elsewhere:
         assert re.search(rf"^def {case}\(\):", text, re.M), case

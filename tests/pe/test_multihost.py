@@ -176,3 +176,17 @@ def test_a_dozing_proxy_wakes_for_a_kernel_request_and_for_an_arrival(two_hosts)
     # cap: well under the >= 1.5 s that a proxy waiting out its doze would take
     assert_within("proxy_wake", float(m.group(1)), "the kernel's fetch_add after the proxies dozed\n" + out, cap=0.5)
     assert_within("proxy_wake", float(m.group(2)), "the host's fetch_add after PE 1's proxy dozed\n" + out, cap=0.5)
+
+
+@pytest.mark.parametrize("tls", [TCP, None], ids=["tcp", "ucx-choice"])
+def test_cpu_kernels_device_api_across_two_hosts(two_hosts, tls):
+    # The device API's CPU build through each PE's proxy to the other host: contended
+    # fetch-adds from every block, put/get, a device barrier (tests/pe/programs/cpu_kernels.py).
+    why = ucx_unavailable()
+    if why:
+        pytest.skip(why)
+    cmd, env = _across(two_hosts, 1, "cpu_kernels.py", timeout="150", tls=tls, PYSHMEM_TIMEOUT="60")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=200, env=env, cwd=str(REPO))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "[pe 0] OK pe=0" in proc.stdout and "[pe 1] OK pe=1" in proc.stdout, out
