@@ -39,8 +39,9 @@ PHASES = ("issue -> proxy start", "send -> applied at target", "applied -> targe
 
 
 def _issues(p, other):
-    """(t_issue, t_return, thread) of every operation toward `other` issued by the PE's
-    own threads: CPU-build kernel instants when there are any, else host API spans."""
+    """The events of every operation toward `other` issued by the PE's own threads, and
+    whether they are CPU-build kernel instants (used when there are any) rather than
+    host API spans: (events, device)."""
     ev = p["events"]
     dev = ev[(ev["kind"] == _DEVICE) & (ev["peer"] == other)]
     if len(dev):

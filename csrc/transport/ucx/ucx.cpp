@@ -132,12 +132,15 @@ Remote remote(const void* sym, int pe) {
   return {g.seg[0].base[pe] + (a - g.seg[0].my_base), g.seg[0].rkey[pe]};
 }
 
-// Past kReapAt kept requests, the ones already complete are freed first, so a loop of
-// non-blocking operations without a quiet holds only those still in flight.
-constexpr size_t kReapAt = 4096;
-void keep_pending(void* req, int pe, std::unique_ptr<char[]> buf) {
+// When the kept requests reach g.reap_at, the ones already complete are freed first, so
+// a loop of non-blocking operations without a quiet holds only those still in flight;
+// the threshold then moves to twice what is left (at least kReapAt), so requests that
+// stay in flight are not scanned again at every operation.
+void keep_pending(const char* what, ucs_status_ptr_t req, int pe, std::unique_ptr<char[]> buf) {
+  if (req == nullptr) return;  // completed in place: UCX is done with `buf`
+  if (UCS_PTR_IS_ERR(req)) ucx_fail(what, UCS_PTR_STATUS(req), pe);
   std::lock_guard<std::mutex> lock(g.pending_mu);
-  if (g.pending.size() >= kReapAt) {
+  if (g.pending.size() >= g.reap_at) {
     auto done = [](const Ucx::Pending& p) {
       const ucs_status_t st = lib().ucp_request_check_status(p.req);
       if (st == UCS_INPROGRESS) return false;
@@ -146,6 +149,7 @@ void keep_pending(void* req, int pe, std::unique_ptr<char[]> buf) {
       return true;
     };
     g.pending.erase(std::remove_if(g.pending.begin(), g.pending.end(), done), g.pending.end());
+    g.reap_at = std::max(kReapAt, 2 * g.pending.size());
   }
   g.pending.push_back({req, pe, std::move(buf)});
 }
@@ -368,6 +372,7 @@ void ucx_teardown(State& s) {
   g.dirty = false;
   g.dirty_pe.reset();
   g.pending.clear();
+  g.reap_at = kReapAt;
   g.u = u;
 }
 
@@ -386,10 +391,8 @@ void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
   }
   std::unique_ptr<char[]> copy(new char[n ? n : 1]);
   std::memcpy(copy.get(), src, n);
-  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], copy.get(), n, r.addr, r.rkey, &prm);
-  if (req == nullptr) return;  // completed in place: UCX is done with the copy
-  if (UCS_PTR_IS_ERR(req)) ucx_fail("put", UCS_PTR_STATUS(req), pe);
-  keep_pending(req, pe, std::move(copy));
+  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], copy.get(), n, r.addr, r.rkey, &prm);  // before copy moves
+  keep_pending("put", req, pe, std::move(copy));
 }
 
 // Returns without waiting: the request (if UCX did not complete it in place) is kept
@@ -398,10 +401,7 @@ void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
   mark_dirty(pe);
   ucp_request_param_t prm{};
   const Remote r = remote(dest, pe);
-  ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm);
-  if (req == nullptr) return;
-  if (UCS_PTR_IS_ERR(req)) ucx_fail("put_nbi", UCS_PTR_STATUS(req), pe);
-  keep_pending(req, pe, nullptr);
+  keep_pending("put_nbi", lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm), pe, nullptr);
 }
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {

@@ -99,9 +99,7 @@ void ucx_amo(State& s, const AmoArgs& a) {
   }
   ucs_status_ptr_t req = lib().ucp_atomic_op_nbx(g.ep[a.pe], op, &operand, 1, r.addr, r.rkey, &prm);
   if (set_nbi) {
-    if (req == nullptr) return;  // completed in place
-    if (UCS_PTR_IS_ERR(req)) ucx_fail("atomic", UCS_PTR_STATUS(req), a.pe);
-    keep_pending(req, a.pe, std::move(kept_reply));
+    keep_pending("atomic", req, a.pe, std::move(kept_reply));
     return;
   }
   wait("atomic", req, a.pe);

@@ -17,6 +17,9 @@
 namespace pyshmem {
 namespace ucx_impl {
 
+// Kept requests (see keep_pending) at which the completed ones are first freed.
+constexpr size_t kReapAt = 4096;
+
 struct Ucx {
   const ucx::Ucp* u = nullptr;
   ucp_context_h ctx = nullptr;
@@ -50,6 +53,7 @@ struct Ucx {
   };
   std::mutex pending_mu;
   std::vector<Pending> pending;
+  size_t reap_at = kReapAt;  // kept requests at which the completed ones are freed (under pending_mu)
   double timeout_s = 120;
   int efd = -1;  // the worker's event fd (owned by UCX), -1 without one
   ucs_status_t failed_pending = UCS_OK;  // a kept request freed before its quiet failed (under pending_mu)
@@ -87,8 +91,10 @@ struct Remote {
 };
 Remote remote(const void* sym, int pe);
 
-// Keeps an issued request (and the buffer it reads or writes) for the next quiet.
-void keep_pending(void* req, int pe, std::unique_ptr<char[]> buf);
+// Keeps an issued request (and the buffer it reads or writes) for the next quiet: what
+// ucp_*_nbx returned for `what` toward `pe`; null (completed in place) is dropped with
+// `buf`, an error pointer throws (ucx_fail).
+void keep_pending(const char* what, ucs_status_ptr_t req, int pe, std::unique_ptr<char[]> buf);
 
 // The transport table's atomics (ucx_amo.cpp).
 std::string ucx_gpu_atomics_check(State& s, int pe);
