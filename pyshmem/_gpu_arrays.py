@@ -237,7 +237,35 @@ def synchronize(stream=0):
     lib.gpu_stream_synchronize(_stream_handle(stream, "cuda.synchronize"), "pyshmem.cuda.synchronize")
 
 
-__all__ = ["GpuArray", "empty", "zeros", "free", "put", "get", "synchronize"]
+def watch_stream(stream=0):
+    """Tells this PE's proxy thread that GPU kernels enqueued on `stream` so far may
+    issue device-API operations to PEs on other nodes (which go through the proxy).
+
+    GPU kernels cannot wake a dozing proxy thread, so after a quiet period their first
+    request would wait out its doze (up to ``PYSHMEM_PROXY_IDLE_SLEEP_MAX_US``). Kernels
+    launched by :func:`pyshmem.cuda.launch` are watched already; call this after
+    launching a kernel some other way (Numba's ``kernel[grid, block, stream](...)``,
+    CuPy, PyTorch extensions): the proxy then polls without dozing until that stream's
+    work enqueued so far completes (a CUDA event recorded on it). Costs one event
+    record; nothing is done when no PE's GPU heap is on another node (no proxy ring for
+    GPU kernels).
+
+    Args:
+        stream: a CUDA stream (a CUstream handle or a cuda.core/CuPy/PyTorch/Numba
+            stream); default 0, the legacy default stream.
+
+    Raises:
+        TypeError: not a stream.
+        NotImplementedError: no GPU heap (the backend is cpu).
+        ShmemOSError: the CUDA driver refused to record the event.
+    """
+    if stream is None:
+        raise ShmemTypeError(f"{where('cuda.watch_stream')}: stream must be a CUDA stream (0: the legacy default "
+                             "stream), not None")
+    lib.gpu_watch_user_stream(_stream_handle(stream, "cuda.watch_stream"), "pyshmem.cuda.watch_stream")
+
+
+__all__ = ["GpuArray", "empty", "zeros", "free", "put", "get", "synchronize", "watch_stream"]
 
 
 def _dtype_of(x):

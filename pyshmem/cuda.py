@@ -14,11 +14,13 @@
 - ``empty``/``zeros`` make symmetric arrays in GPU memory (``PYSHMEM_BACKEND=cuda``, the
   default when every PE has a GPU) and ``put``/``get`` copy to and from other PEs' copies,
   optionally on a CUDA stream (``stream=``); ``synchronize(stream)`` waits for a stream.
+- ``watch_stream(stream)`` tells the proxy thread that kernels pyshmem did not launch
+  (Numba, CuPy) may send requests to other nodes, so it polls until they finish.
 """
 
 from pyshmem import _gpu_coll, _gpu_host_ops  # noqa: F401 - the host API's GPU routes (collectives, atomics)
-from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, synchronize, zeros
+from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, synchronize, watch_stream, zeros
 from pyshmem._gpu_kernels import Kernel, Module, compile, include_paths, launch, nvshmem_include_path  # noqa: A004
 
 __all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch",
-           "nvshmem_include_path", "put", "synchronize", "zeros"]
+           "nvshmem_include_path", "put", "synchronize", "watch_stream", "zeros"]

@@ -95,6 +95,7 @@ def fake_driver(tmp_path_factory):
     out = tmp_path_factory.mktemp("fakecuda") / "libfakecuda.so"
     sources = [REPO / "tests" / "cpp" / "fake_cuda_driver.cpp", *sorted((REPO / "tests" / "cpp" / "fake_cuda").glob("*.cpp"))]
     subprocess.run([cxx, "-std=c++17", "-O1", "-pthread", "-shared", "-fPIC", "-I", include,
+                    "-I", str(REPO / "csrc" / "include"),
                     *map(str, sources), "-o", str(out)], check=True, timeout=300)
     return str(out)
 

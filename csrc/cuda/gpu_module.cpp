@@ -5,6 +5,7 @@
 #include "cuda/driver.h"
 #include "cuda/gpu_context.h"
 #include "cuda/gpu_heap.h"
+#include "cuda/gpu_watch.h"
 
 namespace pyshmem {
 
@@ -59,12 +60,20 @@ void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[
   else
     PYSHMEM_CU_CHECK(d, call, cuLaunchKernel, reinterpret_cast<CUfunction>(function), grid[0], grid[1], grid[2],
                      block[0], block[1], block[2], shared_bytes, on, kernel_params, nullptr);
+  // The kernel may push requests to the proxy's GPU ring: the proxy polls until it ends.
+  gpu_watch_stream(reinterpret_cast<uint64_t>(on), call);
   if (!stream) PYSHMEM_CU_CHECK(d, call, cuStreamSynchronize, on);
 }
 
 uint64_t gpu_private_stream(const char* call) {
   gpu_require(call);
   return reinterpret_cast<uint64_t>(cuda::gpu().stream);
+}
+
+void gpu_watch_user_stream(uint64_t stream, const char* call) {
+  gpu_require(call);
+  cuda::GpuScope scope(call);
+  gpu_watch_stream(stream, call);
 }
 
 void gpu_stream_synchronize(uint64_t stream, const char* call) {

@@ -33,6 +33,12 @@ void gpu_launch(uint64_t function, const unsigned grid[3], const unsigned block[
 // kernels (the host-API atomics on GPU arrays): they never queue behind user kernels.
 uint64_t gpu_private_stream(const char* call);
 
+// Tells the proxy thread that the work enqueued on `stream` (a CUstream, 0: the legacy
+// default stream) so far may push requests into its GPU ring (kernels launched by
+// Numba or the CUDA runtime, which pyshmem does not see): it polls without dozing until
+// that work completes. Nothing to do when there is no GPU ring. Throws naming `call`.
+void gpu_watch_user_stream(uint64_t stream, const char* call);
+
 // Waits until the work enqueued on `stream` so far is done; throws with the error of a
 // kernel that failed there.
 void gpu_stream_synchronize(uint64_t stream, const char* call);

@@ -4,6 +4,7 @@
 #include "core/state.h"
 #include "cuda/gpu_heap.h"
 #include "cuda/gpu_module.h"
+#include "cuda/gpu_watch.h"
 
 namespace pyshmem {
 namespace {
@@ -56,5 +57,10 @@ void gpu_launch(uint64_t, const unsigned*, const unsigned*, unsigned, uint64_t, 
 }
 uint64_t gpu_private_stream(const char* call) { not_built(call); }
 void gpu_stream_synchronize(uint64_t, const char* call) { not_built(call); }
+void gpu_watch_user_stream(uint64_t, const char* call) { not_built(call); }
+void gpu_watch_start() {}
+void gpu_watch_stop() {}
+void gpu_watch_stream(uint64_t, const char*) {}
+bool gpu_watch_busy() { return false; }
 
 }  // namespace pyshmem

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/state.h"
 #include "cuda/gpu_heap.h"
+#include "cuda/gpu_module.h"
 #include "host/c_api_guard.h"
 #include "host/host.h"
 #include "pyshmem/pyshmem_gpu.h"
@@ -53,6 +54,13 @@ int pyshmem_gpu_device_state(pyshmem_device_state* out) {
   return guard([&] {
     require_gpu_heap("pyshmem_gpu_device_state");
     *out = *pyshmem::gpu_device_state();
+  });
+}
+
+int pyshmem_gpu_watch_stream(void* stream) {
+  return guard([&] {
+    require_gpu_heap("pyshmem_gpu_watch_stream");
+    pyshmem::gpu_watch_user_stream(reinterpret_cast<uint64_t>(stream), "pyshmem_gpu_watch_stream");
   });
 }
 

@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "cuda/gpu_heap.h"
+#include "cuda/gpu_watch.h"
 #include "proxy/fifo.h"
 #include "transport/transport.h"
 #include "core/trace.h"
@@ -59,9 +60,11 @@ class Proxy {
  public:
   Proxy(State& s, uint32_t slots, uint64_t timeout_ns, const RingMemory* gpu_memory) : s_(s) {
     lanes_.push_back(std::make_unique<Lane>(slots, timeout_ns, nullptr, s.heap.my_base, s.heap.size, false));
-    if (gpu_memory)
+    if (gpu_memory) {
       lanes_.push_back(std::make_unique<Lane>(slots, timeout_ns, gpu_memory, reinterpret_cast<char*>(s.gpu_base),
                                               s.gpu_size, true));
+      gpu_watch_start();  // launches from now on are watched (see run)
+    }
     for (const Transport* t : s.route)
       if (t && std::find(transports_.begin(), transports_.end(), t) == transports_.end()) transports_.push_back(t);
     thread_ = std::thread([this] { run(); });
@@ -84,6 +87,7 @@ class Proxy {
     stop_.store(true, std::memory_order_release);
     lanes_[0]->ring.ring_doorbell();
     thread_.join();
+    if (lanes_.size() > 1) gpu_watch_stop();
     return drained_;
   }
 
@@ -116,9 +120,14 @@ class Proxy {
     // After polling a while, doze until a host producer rings the host ring's doorbell,
     // or incoming transport traffic that needs this PE's progress (UCX's emulated
     // atomics and puts over tcp complete only when the target progresses) makes the
-    // transport's event fd readable, or the doze times out. GPU kernels cannot ring a
-    // doorbell: their requests wait out the doze after a quiet period. The proxy is this
-    // PE's progress engine while its own threads compute or sleep in a wait.
+    // transport's event fd readable, or the doze times out. The proxy is this PE's
+    // progress engine while its own threads compute or sleep in a wait.
+    //
+    // GPU kernels cannot ring a doorbell, so with a GPU ring the proxy does not doze
+    // while watched GPU work is in flight (kernels pyshmem launched, streams handed to
+    // pyshmem.cuda.watch_stream: cuda/gpu_watch.h), nor for PROXY_GPU_LINGER_US after a
+    // GPU kernel's last request (kernels launched elsewhere usually push more); a GPU
+    // kernel's request otherwise waits out the doze, at most PROXY_IDLE_SLEEP_MAX_US.
     //
     // How long it polls first: after a request from a ring, when every source of work
     // can wake it (no GPU ring, every transport has an event fd) and the host has a CPU
@@ -150,6 +159,9 @@ class Proxy {
     const long short_spin = wakeable && !s_.cpus_oversubscribed ? kShortSpin : long_spin;
     const long doze_min_ns = std::max<long>(1000, static_cast<long>(s_.config.WAIT_SLEEP_MAX_US) * 1000);
     const long doze_max_ns = std::max<long>(doze_min_ns, static_cast<long>(s_.config.PROXY_IDLE_SLEEP_MAX_US) * 1000);
+    const bool gpu_ring = lanes_.size() > 1;
+    const int64_t gpu_linger_ns = std::max<int64_t>(0, static_cast<int64_t>(s_.config.PROXY_GPU_LINGER_US)) * 1000;
+    int64_t last_gpu_request_ns = 0;
     for (;;) {
       bool worked = false;
       for (auto& lane : lanes_) {
@@ -166,6 +178,7 @@ class Proxy {
           // learn the get is done (GPUDirect RDMA writes may land late otherwise).
           if (flush_) gpu_flush_writes("proxy");
           lane->ring.retire(k, complete);
+          if (lane->gpu) last_gpu_request_ns = monotonic_ns();
         } catch (const Error& e) {
           fail(e.status(), std::string("proxy: ") + kind_name(pyshmem_fifo_header_kind(req[0].w1)) +
                                (lane->gpu ? " request from a GPU kernel: " : " request: ") + e.what());
@@ -213,6 +226,10 @@ class Proxy {
       }
       if (++idle_rounds < (after_request ? short_spin : long_spin)) {
         idle.pause();
+        continue;
+      }
+      if (gpu_ring && (gpu_watch_busy() || (last_gpu_request_ns && monotonic_ns() - last_gpu_request_ns < gpu_linger_ns))) {
+        busy();  // a GPU kernel may push at any moment: poll on
         continue;
       }
       check_global_exit();

@@ -212,6 +212,8 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("gpu_atomics_problem", &gpu_atomics_problem, pybind::arg("pe"));
   m.def("gpu_private_stream", &gpu_private_stream, pybind::arg("call"));
+  m.def("gpu_watch_user_stream", &gpu_watch_user_stream, pybind::arg("stream"), pybind::arg("call"),
+        pybind::call_guard<pybind::gil_scoped_release>());
   m.def("gpu_stream_synchronize", &gpu_stream_synchronize, pybind::arg("stream"), pybind::arg("call"),
         pybind::call_guard<pybind::gil_scoped_release>());
   m.def("gpu_device_state_address", [] { return reinterpret_cast<uintptr_t>(gpu_device_state()); });

@@ -9,11 +9,12 @@
 //
 // Sources: this file (initialisation, devices, contexts, the symbol table, the test
 // hooks) and fake_cuda/*.cpp (memory.cpp: allocations, fd sharing, address ranges and
-// their classes; streams.cpp: asynchronous execution, copies, memsets; modules.cpp:
-// fake modules and kernels; log.cpp: the call log).
+// their classes; streams.cpp: asynchronous execution, copies, memsets; events.cpp:
+// events; modules.cpp: fake modules and kernels; log.cpp: the call log).
 // Build (from the repository root):
 //   g++ -std=c++17 -O1 -Wall -Wextra -pthread -shared -fPIC -I/usr/local/cuda/include
-//       tests/cpp/fake_cuda_driver.cpp tests/cpp/fake_cuda/*.cpp -o /tmp/libfakecuda.so
+//       -Icsrc/include tests/cpp/fake_cuda_driver.cpp tests/cpp/fake_cuda/*.cpp -o /tmp/libfakecuda.so
+// (csrc/include: pyshmem's device state and proxy ring, for the proxy_p fake kernel)
 //
 // Memory: "device memory" is ordinary host memory in the same address space.
 // cuMemCreate backs each allocation with a memfd; cuMemAddressReserve reserves PROT_NONE
@@ -41,6 +42,8 @@
 //   cuMemsetD8Async(s), cuLaunchKernel(s), cuLaunchCooperativeKernel(s): enqueued
 //   cuStreamSynchronize(s): waits for what was enqueued on s; cuCtxSynchronize: on every
 //   stream; cuStreamQuery(s): CUDA_SUCCESS or CUDA_ERROR_NOT_READY.
+//   cuEventRecord(e, s): enqueued; cuEventQuery(e): CUDA_SUCCESS once the latest record
+//   ran (or there was none), else CUDA_ERROR_NOT_READY (events.cpp).
 //   cuMemFree, cuMemFreeHost, cuMemUnmap, cuMemAddressFree, cuModuleUnload first wait
 //   until every pending op completed (they may touch that memory).
 // An op's error (a wait_flag kernel that timed out) is sticky for the context (device)
@@ -77,6 +80,8 @@
 //   memsets        stream=0x<h> kind=<D|H-pinned|H-pageable> bytes=<n> dst=0x<a>
 //                  value=0x<v> wait=<0|1>
 //   cuStreamCreate flags=0x<f> stream=0x<h>; cuStreamDestroy/Synchronize/Query stream=0x<h>
+//   cuEventCreate flags=0x<f> event=0x<h>; cuEventRecord event=0x<h> stream=0x<h>;
+//   cuEventQuery/Destroy event=0x<h>
 //   cuLaunchKernel function=<name> kind=<kind> stream=0x<h> grid=x,y,z block=x,y,z shmem=<n>
 //                  (cuLaunchCooperativeKernel: the same details)
 //   cuMemCreate    dev=<d> bytes=<n> rdma=<0|1> handle=<h>
@@ -98,7 +103,7 @@
 // The only exported CUDA symbol is cuGetProcAddress_v2; only the base names in kTable
 // resolve.
 //
-// Not modelled: events, peer access beyond cuDeviceCanAccessPeer, real device/host
+// Not modelled: event timing and waits, peer access beyond cuDeviceCanAccessPeer, real device/host
 // address separation, a legacy stream per context (one per process), fork.
 
 #include "fake_cuda/fake_cuda.h"
@@ -373,7 +378,8 @@ const Symbol kTable[] = {
     FAKE_ENTRY(cuMemsetD8Async), FAKE_ENTRY(cuStreamCreate), FAKE_ENTRY(cuStreamDestroy),
     FAKE_ENTRY(cuStreamSynchronize), FAKE_ENTRY(cuStreamQuery), FAKE_ENTRY(cuModuleLoadData),
     FAKE_ENTRY(cuModuleGetGlobal), FAKE_ENTRY(cuModuleGetFunction), FAKE_ENTRY(cuLaunchKernel),
-    FAKE_ENTRY(cuLaunchCooperativeKernel),     FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal),
+    FAKE_ENTRY(cuLaunchCooperativeKernel), FAKE_ENTRY(cuModuleUnload), FAKE_ENTRY(cuLibraryGetGlobal),
+    FAKE_ENTRY(cuEventCreate), FAKE_ENTRY(cuEventRecord), FAKE_ENTRY(cuEventQuery), FAKE_ENTRY(cuEventDestroy),
 };
 
 #undef FAKE_ENTRY

@@ -64,6 +64,60 @@ def test_host_waits_on_gpu_memory(fake_driver, remote):
     assert_ok(proc, 2)
 
 
+def _proxy_cpu(stdout):
+    import re
+
+    return {k: float(v) for k, v in re.findall(r"CPU pe=0 (\w+)=([0-9.]+)", stdout)}
+
+
+def _remote_gpu_env(fake_driver, **extra):
+    if not _lib_has_cuda_backend():
+        pytest.skip("pyshmem was built without the CUDA backend")
+    from conftest import ucx_unavailable
+
+    if ucx_unavailable():
+        pytest.skip(ucx_unavailable())
+    return _env(fake_driver, PYSHMEM_REMOTE_ONLY="1", FAKE_CUDA_DELAY_US="0", **extra)
+
+
+def test_the_proxy_polls_for_gpu_requests_while_watched_kernels_run(fake_driver):
+    """GPU kernels cannot wake a dozing proxy: it polls (a core's worth of CPU) while a
+    kernel pyshmem launched runs, or one on a stream given to pyshmem.cuda.watch_stream,
+    and dozes (next to no CPU) otherwise; requests pushed on the GPU ring as a GPU kernel
+    pushes them (the fake driver's proxy_p) land on the target."""
+    env = _remote_gpu_env(fake_driver, PYSHMEM_PROXY_GPU_LINGER_US="0")
+    proc = run_pes("gpu_proxy_watch.py", 2, "watch", timeout=120, env=env)
+    assert_ok(proc, 2)
+    cpu = _proxy_cpu(proc.stdout)
+    assert set(cpu) == {"idle_before", "pyshmem_kernel_running", "after_it_ended", "framework_kernel_unwatched",
+                        "framework_kernel_watched", "after_watched_ended"}, proc.stdout
+    for polling in ("pyshmem_kernel_running", "framework_kernel_watched"):
+        assert cpu[polling] > 0.2, (polling, proc.stdout)
+    for dozing in ("idle_before", "after_it_ended", "framework_kernel_unwatched", "after_watched_ended"):
+        assert cpu[dozing] < 0.1, (dozing, proc.stdout)
+    assert proc.stdout.count("SERVED pe=0") == 2, proc.stdout
+
+
+@pytest.mark.parametrize("linger,expect", [("3000000", "busy"), ("0", "idle")])
+def test_the_proxy_keeps_polling_after_a_gpu_request_for_the_linger_time(fake_driver, linger, expect):
+    """A GPU kernel pyshmem does not know of pushed a request: the proxy polls on for
+    PYSHMEM_PROXY_GPU_LINGER_US (the program asserts the CPU of the second after)."""
+    env = _remote_gpu_env(fake_driver, PYSHMEM_PROXY_GPU_LINGER_US=linger)
+    proc = run_pes("gpu_proxy_watch.py", 2, "linger", expect, timeout=120, env=env)
+    assert_ok(proc, 2)
+
+
+def test_watch_stream_needs_a_stream_and_a_gpu_heap():
+    """pyshmem.cuda.watch_stream: None is not a stream; on the cpu backend it raises."""
+    import pyshmem
+    import pyshmem.cuda as pc
+
+    with pytest.raises(pyshmem.ShmemTypeError, match="watch_stream: stream must be a CUDA stream"):
+        pc.watch_stream(None)
+    with pytest.raises(pyshmem.ShmemNotImplementedError, match="watch_stream: no GPU heap: the backend is cpu"):
+        pc.watch_stream(0)
+
+
 def test_auto_backend_uses_the_gpu_when_every_pe_has_one(fake_driver):
     if not _lib_has_cuda_backend():
         pytest.skip("pyshmem was built without the CUDA backend")

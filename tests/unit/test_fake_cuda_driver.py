@@ -89,6 +89,10 @@ SIGNATURES = {
     "cuLaunchKernel": [c_void_p, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_void_p, P(c_void_p),
                        P(c_void_p)],
     "cuFlushGPUDirectRDMAWrites": [c_int, c_int],
+    "cuEventCreate": [P(c_void_p), c_uint],
+    "cuEventRecord": [c_void_p, c_void_p],
+    "cuEventQuery": [c_void_p],
+    "cuEventDestroy": [c_void_p],
 }
 
 
@@ -567,6 +571,43 @@ def scenario_exit_pending(cu):
     return {"pending": cu.pending()}
 
 
+def scenario_events(cu):
+    """Events: complete once the work enqueued before their latest record ran; a
+    re-record replaces the earlier one; destroying one with a record pending is safe."""
+    cu.use()
+    mod = cu.module("FAKECUDA-MODULE\nkernel spin wait_flag\n")
+    spin = cu.function(mod, "spin")
+    flag = cu.pinned(8)
+    s = cu.stream(STREAM_NON_BLOCKING)
+    ev = c_void_p()
+    cu.cuEventCreate(byref(ev), 0x2)  # CU_EVENT_DISABLE_TIMING
+    out = {"never_recorded": cu.rc.cuEventQuery(ev)}
+    cu.cuEventRecord(ev, s)
+    cu.cuStreamSynchronize(s)
+    out["recorded_idle"] = cu.rc.cuEventQuery(ev)
+    cu.launch(spin, s, flag)
+    cu.cuEventRecord(ev, s)
+    time.sleep(0.05)
+    out["behind_kernel"] = cu.rc.cuEventQuery(ev)
+    other = c_void_p()
+    cu.cuEventCreate(byref(other), 0)
+    cu.cuEventRecord(other, 0)  # the legacy stream, not ordered after a non-blocking stream
+    cu.cuStreamSynchronize(0)
+    out["other_stream"] = cu.rc.cuEventQuery(other)
+    doomed = c_void_p()
+    cu.cuEventCreate(byref(doomed), 0)
+    cu.cuEventRecord(doomed, s)
+    out["destroy_pending"] = cu.rc.cuEventDestroy(doomed)
+    ctypes.c_uint64.from_address(flag).value = 1
+    cu.cuStreamSynchronize(s)
+    out["after_kernel"] = cu.rc.cuEventQuery(ev)
+    out["destroyed_query"] = cu.rc.cuEventQuery(doomed)
+    out["bad_stream"] = cu.rc.cuEventRecord(ev, c_void_p(0xbad0))
+    cu.cuEventDestroy(ev)
+    out["double_destroy"] = cu.rc.cuEventDestroy(ev)
+    return out
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
 
 
@@ -686,6 +727,14 @@ def test_fake_modules_and_launches(fake_driver):
     assert r["destroy_legacy"] == INVALID_HANDLE and r["distinct_streams"] == 5, r
     assert r["after_destroy"] == 4321 and r["destroyed_handle"] == INVALID_HANDLE, r
     assert r["after_unload"] == [INVALID_HANDLE, INVALID_HANDLE], r
+
+
+def test_events_complete_with_the_work_recorded_before_them(fake_driver):
+    r = run(fake_driver, "events", FAKE_CUDA_DELAY_US=0)
+    assert r == {"never_recorded": SUCCESS, "recorded_idle": SUCCESS, "behind_kernel": NOT_READY,
+                 "other_stream": SUCCESS, "destroy_pending": SUCCESS, "after_kernel": SUCCESS,
+                 "destroyed_query": INVALID_HANDLE, "bad_stream": INVALID_HANDLE,
+                 "double_destroy": INVALID_HANDLE}, r
 
 
 def test_kernel_timeout_is_a_sticky_error(fake_driver):

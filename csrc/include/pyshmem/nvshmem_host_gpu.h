@@ -175,15 +175,20 @@ inline void nvshmem_free(void* ptr) {
 /* ---- kernels that synchronise with other PEs ---- */
 
 /* Launches `func` as a cooperative kernel (cudaLaunchCooperativeKernel: all blocks
- * resident at once, this_grid().sync() allowed) on `stream`; args[i] points at argument
- * i. Returns 0, or nonzero with CUDA's error printed (e.g. a grid larger than
+ * resident at once, this_grid().sync() allowed) on `stream`, and has the proxy thread
+ * poll for its requests until it ends (pyshmem_gpu_watch_stream); args[i] points at
+ * argument i. Returns 0, or nonzero with CUDA's error printed (e.g. a grid larger than
  * nvshmemx_collective_launch_query_gridsize's). */
 inline int nvshmemx_collective_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
                                       cudaStream_t stream) {
   ::pyshmem::nvshmem_host::require_state_device("nvshmemx_collective_launch");
   const cudaError_t e = cudaLaunchCooperativeKernel(func, grid, block, args, shared_mem, stream);
-  return e == cudaSuccess ? 0 : ::pyshmem::nvshmem_host::cuda_failure("nvshmemx_collective_launch",
-                                                                      "cudaLaunchCooperativeKernel", e);
+  if (e != cudaSuccess)
+    return ::pyshmem::nvshmem_host::cuda_failure("nvshmemx_collective_launch", "cudaLaunchCooperativeKernel", e);
+  /* The kernel may reach other nodes through the proxy: it polls until the kernel ends. */
+  if (pyshmem_gpu_watch_stream(stream) == 0) return 0;
+  ::pyshmem::nvshmem_host::report_failure("nvshmemx_collective_launch");
+  return 1;
 }
 /* The largest grid of `block` threads and `shared_mem` dynamic shared bytes per block
  * that nvshmemx_collective_launch runs with all blocks resident: CUDA's occupancy of

@@ -44,6 +44,16 @@ int pyshmem_gpu_free(void* ptr);
  * splits update the table it points to, not the state). */
 int pyshmem_gpu_device_state(pyshmem_device_state* state_out);
 
+/* Tells this PE's proxy thread that kernels enqueued on `stream` (a cudaStream_t or
+ * CUstream; NULL: the legacy default stream) so far may push device-API requests for
+ * PEs on other nodes: the proxy polls its GPU ring without dozing until that work
+ * completes (a CUDA event recorded on the stream now), instead of noticing a request
+ * only at the end of a doze (up to PYSHMEM_PROXY_IDLE_SLEEP_MAX_US after a quiet
+ * period). nvshmemx_collective_launch calls it; call it after a plain <<<...>>> launch
+ * of such a kernel. Returns at once; does nothing when no peer's GPU heap is on another
+ * node. PYSHMEM_ERR_OS when the driver refuses the event. */
+int pyshmem_gpu_watch_stream(void* stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -165,6 +165,12 @@ CUresult fake_cuStreamSynchronize(CUstream stream);
 CUresult fake_cuStreamQuery(CUstream stream);
 CUresult fake_cuCtxSynchronize();
 
+// events.cpp
+CUresult fake_cuEventCreate(CUevent* event, unsigned int flags);
+CUresult fake_cuEventRecord(CUevent event, CUstream stream);
+CUresult fake_cuEventQuery(CUevent event);
+CUresult fake_cuEventDestroy(CUevent event);
+
 // modules.cpp
 CUresult fake_cuModuleLoadData(CUmodule* module, const void* image);
 CUresult fake_cuModuleUnload(CUmodule module);

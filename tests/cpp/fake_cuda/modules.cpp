@@ -12,8 +12,18 @@
 //                         != 0 (acquire), at most FAKE_CUDA_KERNEL_TIMEOUT_S seconds
 //                         (default 30), then records a sticky CUDA_ERROR_LAUNCH_TIMEOUT
 //   store_u64             (u64 ptr, u64 v) stores v at ptr (release)
+//   proxy_p <global>      (u64 dest, u64 value, u64 pe) what a GPU kernel's 8-byte
+//                         device-API p to a PE on another node does: reads pyshmem's
+//                         device state from the module's <global> (pyshmem_d_state,
+//                         which pyshmem fills at load), pushes a P request for `dest`
+//                         (a symmetric GPU-heap address) on its proxy ring exactly as
+//                         the device API does (pyshmem/proxy_fifo.h: no doorbell, as
+//                         from a GPU), and returns once the proxy executed it, at most
+//                         FAKE_CUDA_KERNEL_TIMEOUT_S seconds (else LAUNCH_TIMEOUT)
 // A malformed module text gives CUDA_ERROR_INVALID_IMAGE.
 #include "fake_cuda.h"
+
+#include "pyshmem/device_state.h"
 
 #include <array>
 #include <chrono>
@@ -29,14 +39,16 @@
 namespace fakecuda {
 namespace {
 
-enum class Kind { kCopyGlobal, kWaitFlag, kStoreU64 };
+enum class Kind { kCopyGlobal, kWaitFlag, kStoreU64, kProxyP };
 
 struct KindInfo { const char* name; Kind kind; size_t params; bool needs_arg; };
 constexpr KindInfo kKinds[] = {
     {"copy_global", Kind::kCopyGlobal, 1, true},
     {"wait_flag", Kind::kWaitFlag, 1, false},
     {"store_u64", Kind::kStoreU64, 2, false},
+    {"proxy_p", Kind::kProxyP, 3, true},
 };  // every parameter is 8 bytes
+constexpr size_t kMaxParams = 3;
 
 struct Global { void* ptr; size_t size; };
 
@@ -44,7 +56,7 @@ struct Kernel {
   std::string name;
   const KindInfo* kind;
   std::string arg;
-  Global global{nullptr, 0};  // copy_global's source
+  Global global{nullptr, 0};  // copy_global's source, proxy_p's device state
 };
 
 struct Module {
@@ -107,7 +119,7 @@ bool parse(const char* text, Module& m) {
   }
   for (auto& kv : m.kernels) {  // copy_global may name a global declared after it
     Kernel& k = *kv.second;
-    if (k.kind->kind != Kind::kCopyGlobal) continue;
+    if (k.kind->kind != Kind::kCopyGlobal && k.kind->kind != Kind::kProxyP) continue;
     auto g = m.globals.find(k.arg);
     if (g == m.globals.end()) return false;
     k.global = g->second;
@@ -117,6 +129,43 @@ bool parse(const char* text, Module& m) {
 
 double kernel_timeout_s() { return env_double("FAKE_CUDA_KERNEL_TIMEOUT_S", 30.0); }
 
+std::chrono::steady_clock::time_point kernel_deadline() {
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(kernel_timeout_s()));
+}
+
+// Waits (100 us sleeps) until *counter >= target; false at the deadline.
+bool wait_at_least(const uint64_t* counter, uint64_t target, std::chrono::steady_clock::time_point deadline) {
+  while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < target) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+// The device API's proxy p of 8 bytes, as a GPU thread runs it (device/proxy.cuh).
+CUresult proxy_p(const Kernel& k, uint64_t dest, uint64_t value, uint64_t pe) {
+  if (k.global.size != sizeof(pyshmem_device_state)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  const auto* st = static_cast<const pyshmem_device_state*>(k.global.ptr);
+  pyshmem_proxy_fifo* f = st->proxy;
+  if (f == nullptr) return CUDA_ERROR_ILLEGAL_ADDRESS;  // a device-side trap: no proxy ring
+  const uint64_t offset = dest - (st->heap_base + static_cast<uint64_t>(st->my_pe) * st->heap_stride);
+  const pyshmem_fifo_entry req[2] = {
+      {offset, pyshmem_fifo_header_w1(PYSHMEM_REQ_P, static_cast<int>(pe), 8u)}, {value, 0}};
+  const uint32_t cap = f->capacity;
+  const uint64_t t = __atomic_fetch_add(&f->head, 2, __ATOMIC_RELAXED);
+  const auto deadline = kernel_deadline();
+  if (t + 2 > cap && !wait_at_least(&f->tail, t + 2 - cap, deadline)) return CUDA_ERROR_LAUNCH_TIMEOUT;
+  for (uint64_t i = 0; i < 2; ++i) {
+    pyshmem_fifo_entry& slot = f->entries[(t + i) & (cap - 1)];
+    __atomic_store_n(&slot.w0, req[i].w0, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot.w1, (req[i].w1 & PYSHMEM_FIFO_PAYLOAD_MASK) | pyshmem_fifo_lap_flag(t + i, cap),
+                     __ATOMIC_RELEASE);
+  }
+  if (!wait_at_least(&f->tail, t + 2, deadline)) return CUDA_ERROR_LAUNCH_TIMEOUT;
+  return __atomic_load_n(&f->status, __ATOMIC_ACQUIRE) ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
+}
+
 CUresult run_kernel(const Kernel& k, const uint64_t* p) {
   switch (k.kind->kind) {
     case Kind::kCopyGlobal:
@@ -125,16 +174,11 @@ CUresult run_kernel(const Kernel& k, const uint64_t* p) {
     case Kind::kStoreU64:
       __atomic_store_n(static_cast<uint64_t*>(host(p[0])), p[1], __ATOMIC_RELEASE);
       return CUDA_SUCCESS;
-    case Kind::kWaitFlag: {
-      const auto deadline = std::chrono::steady_clock::now() +
-                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                std::chrono::duration<double>(kernel_timeout_s()));
-      while (__atomic_load_n(static_cast<uint64_t*>(host(p[0])), __ATOMIC_ACQUIRE) == 0) {
-        if (std::chrono::steady_clock::now() >= deadline) return CUDA_ERROR_LAUNCH_TIMEOUT;
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
-      return CUDA_SUCCESS;
-    }
+    case Kind::kWaitFlag:
+      return wait_at_least(static_cast<uint64_t*>(host(p[0])), 1, kernel_deadline()) ? CUDA_SUCCESS
+                                                                                     : CUDA_ERROR_LAUNCH_TIMEOUT;
+    case Kind::kProxyP:
+      return proxy_p(k, p[0], p[1], p[2]);
   }
   return CUDA_ERROR_LAUNCH_FAILED;
 }
@@ -230,7 +274,7 @@ CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, uns
   if (extra != nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // only kernelParams
   if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!stream_known(stream)) return CUDA_ERROR_INVALID_HANDLE;
-  std::array<uint64_t, 2> copied{};  // the parameters, copied now as CUDA does
+  std::array<uint64_t, kMaxParams> copied{};  // the parameters, copied now as CUDA does
   for (size_t i = 0; i < k->kind->params; ++i) {
     if (params[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::memcpy(&copied[i], params[i], sizeof(uint64_t));

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-FAKE = ctypes.CDLL(os.environ["PYSHMEM_CUDA_DRIVER"])  # the library pyshmem loads: same handle
+from _fake_cuda import FAKE, framework_stream, framework_sync
 CASE = sys.argv[1]
 
 if CASE == "devices" and os.environ.get("FRAMEWORK_DEVICE"):
@@ -40,36 +40,8 @@ from pyshmem._lib import lib  # noqa: E402
 shmem.init()
 me, n = shmem.my_pe(), shmem.n_pes()
 assert lib.gpu_active(), lib.gpu_describe()
-CU_STREAM_LEGACY, CU_STREAM_NON_BLOCKING = 1, 1
-
-
-def cu(name, *argtypes):
-    """A driver entry point of the fake, resolved the way pyshmem resolves it."""
-    fn = ctypes.c_void_p()
-    status = ctypes.c_int()
-    rc = FAKE.cuGetProcAddress_v2(name.encode(), ctypes.byref(fn), 13000, ctypes.c_uint64(0), ctypes.byref(status))
-    assert rc == 0 and fn.value, name
-    return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(fn.value)
-
-
-def framework_context():
-    """This thread's current context, as a framework would have made it."""
-    if FAKE.fake_cuda_current_device() < 0:
-        assert FAKE.fake_cuda_set_current_device(0) == 0
-
-
-def user_stream():
-    """A non-blocking stream the way a framework makes one (in the current context)."""
-    framework_context()
-    s = ctypes.c_void_p()
-    assert cu("cuStreamCreate", ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint)(ctypes.byref(s), CU_STREAM_NON_BLOCKING) == 0
-    return s.value
-
-
-def sync(stream):
-    """cuStreamSynchronize, as the framework that owns `stream` would call it."""
-    framework_context()
-    assert cu("cuStreamSynchronize", ctypes.c_void_p)(stream) == 0
+CU_STREAM_LEGACY = 1
+user_stream, sync = framework_stream, framework_sync  # a framework's stream and its synchronize
 
 
 def fake_module(text):

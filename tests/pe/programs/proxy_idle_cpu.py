@@ -6,27 +6,15 @@ pyshmem while the proxy thread ("pyshmem-proxy" in /proc) is measured. Prints
 "IDLE pe=<k> cpu=<fraction of one core>" and "OK pe=<k>".
 """
 
-import os
 import sys
 import time
 
 import numpy as np
 
 import pyshmem as shmem
+from _proxy_cpu import proxy_cpu_fraction
 
 me, n = shmem.my_pe(), shmem.n_pes()
-
-
-def proxy_cpu_seconds():
-    ticks = os.sysconf("SC_CLK_TCK")
-    for tid in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{tid}/comm") as f:
-            if f.read().strip() != "pyshmem-proxy":
-                continue
-        with open(f"/proc/self/task/{tid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-    raise SystemExit(f"PE {me}: no pyshmem-proxy thread")
 
 
 x = shmem.zeros(1024, np.int64)
@@ -35,9 +23,7 @@ for i in range(200):  # activity first: the proxy then has to calm down by itsel
     shmem.barrier_all()
 time.sleep(0.5)
 quiet = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
-before, t0 = proxy_cpu_seconds(), time.monotonic()
-time.sleep(quiet)
-fraction = (proxy_cpu_seconds() - before) / (time.monotonic() - t0)
+fraction = proxy_cpu_fraction(quiet)
 print(f"IDLE pe={me} cpu={fraction:.4f}", flush=True)
 shmem.barrier_all()
 print(f"OK pe={me}")
