@@ -14,8 +14,12 @@ namespace pyshmem {
 interrupt_hook_t g_interrupt_hook = nullptr;
 progress_hook_t g_progress_hook = nullptr;
 progress_hook_t g_order_hook = nullptr;
+sleep_hook_t g_sleep_hook = nullptr;
 std::atomic<uint64_t> g_transport_ops{0};
 std::atomic<uint64_t> g_own_progress{0};
+std::atomic<uint64_t> g_own_productive{0};
+std::atomic<int> g_own_sleepers{0};
+bool g_cpu_per_pe = false;
 thread_local bool t_proxy_thread = false;
 volatile std::uint64_t* g_global_exit_word = nullptr;
 

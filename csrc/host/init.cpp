@@ -92,6 +92,7 @@ void find_nodes(State& s) {
   CPU_ZERO(&cpus);
   const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   s.cpus_oversubscribed = on_host > ncpu;
+  g_cpu_per_pe = !s.cpus_oversubscribed;
   if (on_host > ncpu && !std::getenv("PYSHMEM_SPIN_ITERS") && s.config.SPIN_ITERS > kOversubscribedSpins) {
     s.config.SPIN_ITERS = kOversubscribedSpins;
     log_debug("init: %d PEs on this host, %d CPUs: waits spin %d times before yielding", on_host, ncpu,

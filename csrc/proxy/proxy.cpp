@@ -105,7 +105,7 @@ class Proxy {
     Backoff idle(0, 0);
     long idle_rounds = 0;
     int arm_refused = 0;  // a transport's wakeup_arm said "work pending" this many times in a row
-    uint64_t last_ops = 0, last_own = 0;
+    uint64_t last_ops = 0, last_own = 0, last_productive = 0;
     // Not a Python thread: never run the interrupt hook here. Progress is polled below.
     long doze_ns = 0;  // set below, before the first doze
     bool after_request = false;  // a request came since the last doze
@@ -210,7 +210,12 @@ class Proxy {
       // the proxy takes the transport's progress over soon after they stop.
       if (host_busy) doze_ns = 0;
       const progress_hook_t progress = g_progress_hook;
-      if (!host_busy && progress && progress() > 0) {
+      // Progress unless this PE's own threads are applying traffic (core/backoff.h).
+      const uint64_t productive = g_own_productive.load(std::memory_order_relaxed);
+      const bool own_applying =
+          g_cpu_per_pe && productive != last_productive && g_own_sleepers.load(std::memory_order_relaxed) == 0;
+      last_productive = productive;
+      if (!host_busy && !own_applying && progress && progress() > 0) {
         busy();
         continue;
       }

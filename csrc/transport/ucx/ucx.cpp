@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include <poll.h>
 #include <time.h>
 
 #include "bootstrap/bootstrap.h"
@@ -73,11 +74,25 @@ unsigned progress_hook() {
   if (!g.worker) return 0;
   note_own_progress();
   const unsigned n = lib().ucp_worker_progress(g.worker);
+  if (n) note_own_productive();
   if (n && g_trace_on) {  // when an arrival was applied, for a round trip's phases
     const int64_t now = monotonic_ns();
     trace_record(kTraceProgress, "ucx progress", -1, n, now, now);
   }
   return n;
+}
+
+// A wait's sleep (core/backoff.h g_sleep_hook): on the worker's event fd, armed first,
+// so that incoming data ends it; at once when the worker has events pending.
+bool sleep_hook(long ns) {
+  if (g.efd < 0) return false;
+  const ucs_status_t st = lib().ucp_worker_arm(g.worker);
+  if (st == UCS_ERR_BUSY) return true;  // progress them first
+  if (st != UCS_OK) return false;
+  pollfd p{g.efd, POLLIN, 0};
+  const timespec ts{0, ns};
+  ppoll(&p, 1, &ts, nullptr);
+  return true;
 }
 
 Clock::time_point deadline_from_now() {
@@ -106,9 +121,9 @@ void wait(const char* what, ucs_status_ptr_t req, int pe, Clock::time_point dead
   b.uninterruptible().without_progress();  // progressed once per step, here
   unsigned polls = 0;
   while ((st = lib().ucp_request_check_status(req)) == UCS_INPROGRESS) {
-    progress_hook();
+    const bool progressed = progress_hook() > 0;
     if ((++polls & 255) == 0 && Clock::now() > deadline) timed_out(what, pe);
-    b.pause();
+    b.pause(progressed);
   }
   lib().ucp_request_free(req);
   check(what, st, pe);
@@ -136,22 +151,44 @@ Remote remote(const void* sym, int pe) {
 // a loop of non-blocking operations without a quiet holds only those still in flight;
 // the threshold then moves to twice what is left (at least kReapAt), so requests that
 // stay in flight are not scanned again at every operation.
-void keep_pending(const char* what, ucs_status_ptr_t req, int pe, std::unique_ptr<char[]> buf) {
+namespace {
+// Frees the kept requests that completed. pending_mu held.
+void reap_completed() {
+  auto done = [](const Ucx::Pending& p) {
+    const ucs_status_t st = lib().ucp_request_check_status(p.req);
+    if (st == UCS_INPROGRESS) return false;
+    lib().ucp_request_free(p.req);
+    if (st != UCS_OK) g.failed_pending = st;  // reported by the next quiet
+    g.pending_bytes -= p.bytes;
+    return true;
+  };
+  g.pending.erase(std::remove_if(g.pending.begin(), g.pending.end(), done), g.pending.end());
+}
+}  // namespace
+
+void keep_pending(const char* what, ucs_status_ptr_t req, int pe, std::unique_ptr<char[]> buf, size_t bytes) {
   if (req == nullptr) return;  // completed in place: UCX is done with `buf`
   if (UCS_PTR_IS_ERR(req)) ucx_fail(what, UCS_PTR_STATUS(req), pe);
-  std::lock_guard<std::mutex> lock(g.pending_mu);
-  if (g.pending.size() >= g.reap_at) {
-    auto done = [](const Ucx::Pending& p) {
-      const ucs_status_t st = lib().ucp_request_check_status(p.req);
-      if (st == UCS_INPROGRESS) return false;
-      lib().ucp_request_free(p.req);
-      if (st != UCS_OK) g.failed_pending = st;  // reported by the next quiet
-      return true;
-    };
-    g.pending.erase(std::remove_if(g.pending.begin(), g.pending.end(), done), g.pending.end());
-    g.reap_at = std::max(kReapAt, 2 * g.pending.size());
+  {
+    std::lock_guard<std::mutex> lock(g.pending_mu);
+    if (g.pending.size() >= g.reap_at) {
+      reap_completed();
+      g.reap_at = std::max(kReapAt, 2 * g.pending.size());
+    }
+    g.pending.push_back({req, pe, std::move(buf), bytes});
+    g.pending_bytes += bytes;
+    if (g.pending_bytes <= kInFlightBytes) return;
   }
-  g.pending.push_back({req, pe, std::move(buf)});
+  // Too much queued: progress (outside the lock, so other threads keep issuing) until
+  // at most half of it is still in flight.
+  const Clock::time_point deadline = deadline_from_now();
+  for (unsigned polls = 1;; ++polls) {
+    if (progress_hook() == 0) cpu_relax();
+    std::lock_guard<std::mutex> lock(g.pending_mu);
+    reap_completed();
+    if (g.pending_bytes <= kInFlightBytes / 2) return;
+    if ((polls & 255) == 0 && Clock::now() > deadline) timed_out(what, pe);
+  }
 }
 
 }  // namespace ucx_impl
@@ -332,6 +369,7 @@ void ucx_setup(State& s) {
   g.dirty_pe.reset(new std::atomic<uint8_t>[static_cast<size_t>(std::max(s.npes, 1))]());
   g.gpu_amo_problem.assign(s.npes, "?");
   g_progress_hook = progress_hook;
+  g_sleep_hook = sleep_hook;
   log_debug("ucx: %s, heap registered, endpoints to %d PE(s)", lib().ucp_get_version_string(),
             static_cast<int>(std::count_if(g.ep.begin(), g.ep.end(), [](ucp_ep_h e) { return e != nullptr; })));
 }
@@ -345,6 +383,7 @@ void ucx_teardown(State& s) {
   } catch (const Error&) {
   }
   g_progress_hook = nullptr;
+  g_sleep_hook = nullptr;
   for (Ucx::Segment& sg : g.seg)
     for (ucp_rkey_h k : sg.rkey)
       if (k) lib().ucp_rkey_destroy(k);
@@ -372,6 +411,7 @@ void ucx_teardown(State& s) {
   g.dirty = false;
   g.dirty_pe.reset();
   g.pending.clear();
+  g.pending_bytes = 0;
   g.reap_at = kReapAt;
   g.u = u;
 }
@@ -392,7 +432,7 @@ void ucx_put(State& s, void* dest, const void* src, size_t n, int pe) {
   std::unique_ptr<char[]> copy(new char[n ? n : 1]);
   std::memcpy(copy.get(), src, n);
   ucs_status_ptr_t req = lib().ucp_put_nbx(g.ep[pe], copy.get(), n, r.addr, r.rkey, &prm);  // before copy moves
-  keep_pending("put", req, pe, std::move(copy));
+  keep_pending("put", req, pe, std::move(copy), n);
 }
 
 // Returns without waiting: the request (if UCX did not complete it in place) is kept
@@ -401,7 +441,7 @@ void ucx_put_nbi(State& s, void* dest, const void* src, size_t n, int pe) {
   mark_dirty(pe);
   ucp_request_param_t prm{};
   const Remote r = remote(dest, pe);
-  keep_pending("put_nbi", lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm), pe, nullptr);
+  keep_pending("put_nbi", lib().ucp_put_nbx(g.ep[pe], src, n, r.addr, r.rkey, &prm), pe, nullptr, n);
 }
 
 void ucx_get(State& s, void* dest, const void* src, size_t n, int pe) {
@@ -425,6 +465,7 @@ void ucx_quiet(State& s) {
   {
     std::lock_guard<std::mutex> lock(g.pending_mu);
     pending.swap(g.pending);
+    g.pending_bytes = 0;
     std::swap(failed, g.failed_pending);
   }
   // One flush per written endpoint, all started before any is waited for, so they

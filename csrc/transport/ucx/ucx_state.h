@@ -19,6 +19,12 @@ namespace ucx_impl {
 
 // Kept requests (see keep_pending) at which the completed ones are first freed.
 constexpr size_t kReapAt = 4096;
+// Bytes of kept puts that may be in flight: one more waits (progressing the worker)
+// until at most half are. UCX queues what the network cannot take yet, and a deep queue
+// is slow to drain: over tcp (two hosts, 64 KiB puts) ucx_perftest itself gave 4.9-5.0
+// GB/s with up to 4 or 16 puts outstanding, 3.8 with 64 and 1.9 with 256; pyshmem's
+// 2,000 put_nbi before a quiet ran at 2.3.
+constexpr size_t kInFlightBytes = 1 << 20;
 
 struct Ucx {
   const ucx::Ucp* u = nullptr;
@@ -50,9 +56,11 @@ struct Ucx {
     void* req;
     int pe;
     std::unique_ptr<char[]> buf;
+    size_t bytes;  // a put's payload (counted against kInFlightBytes), else 0
   };
   std::mutex pending_mu;
   std::vector<Pending> pending;
+  size_t pending_bytes = 0;  // sum of pending[i].bytes (under pending_mu)
   size_t reap_at = kReapAt;  // kept requests at which the completed ones are freed (under pending_mu)
   double timeout_s = 120;
   int efd = -1;  // the worker's event fd (owned by UCX), -1 without one
@@ -94,7 +102,9 @@ Remote remote(const void* sym, int pe);
 // Keeps an issued request (and the buffer it reads or writes) for the next quiet: what
 // ucp_*_nbx returned for `what` toward `pe`; null (completed in place) is dropped with
 // `buf`, an error pointer throws (ucx_fail).
-void keep_pending(const char* what, ucs_status_ptr_t req, int pe, std::unique_ptr<char[]> buf);
+// `bytes`: a put's payload; kept puts beyond kInFlightBytes make this wait until the
+// oldest complete (bounded by the transport timeout).
+void keep_pending(const char* what, ucs_status_ptr_t req, int pe, std::unique_ptr<char[]> buf, size_t bytes = 0);
 
 // The transport table's atomics (ucx_amo.cpp).
 std::string ucx_gpu_atomics_check(State& s, int pe);
