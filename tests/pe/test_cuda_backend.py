@@ -112,9 +112,9 @@ def test_watch_stream_needs_a_stream_and_a_gpu_heap():
     import pyshmem
     import pyshmem.cuda as pc
 
-    with pytest.raises(pyshmem.ShmemTypeError, match="watch_stream: stream must be a CUDA stream"):
+    with pytest.raises(pyshmem.ShmemTypeError, match=r"watch_stream( on PE \d+)?: stream must be a CUDA stream"):
         pc.watch_stream(None)
-    with pytest.raises(pyshmem.ShmemNotImplementedError, match="watch_stream: no GPU heap: the backend is cpu"):
+    with pytest.raises(pyshmem.ShmemNotImplementedError, match=r"watch_stream( on PE \d+)?: no GPU heap"):
         pc.watch_stream(0)
 
 

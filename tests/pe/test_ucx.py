@@ -139,3 +139,25 @@ def test_sets_and_small_puts_complete_by_quiet_with_the_right_values(npes):
     values at the targets after quiet/barrier/fence are the ones sent."""
     proc = run_pes("ucx_deferred_completion.py", npes, timeout=120, env=REMOTE)
     assert_ok(proc, npes)
+
+
+def test_a_put_stream_larger_than_the_in_flight_bound_lands_intact():
+    """put_nbi beyond the 1 MiB UCX may hold in flight (the caller then progresses until
+    half is done) and blocking puts just over the bounce size deliver every byte."""
+    proc = run_pes("ucx_put_stream.py", 2, "stream", timeout=120, env=REMOTE)
+    assert_ok(proc, 2)
+
+
+def test_a_wait_applying_a_put_stream_still_times_out():
+    """A wait whose progress calls keep applying arrivals polls on instead of sleeping,
+    and PYSHMEM_TIMEOUT still ends it with the report."""
+    import time
+
+    t0 = time.monotonic()
+    proc = run_pes("ucx_put_stream.py", 2, "busy_wait", timeout=60, env={**REMOTE, "PYSHMEM_TIMEOUT": "2"})
+    elapsed = time.monotonic() - t0
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE " in out, out
+    assert "PE 1: waits in pyshmem.wait_until" in out, out
+    assert elapsed < 25, f"the job ran {elapsed:.0f} s: the hang report did not end it"
