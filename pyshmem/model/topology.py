@@ -1,0 +1,185 @@
+"""Machine descriptions for pyshmem.model: devices per node, the fabric inside a node,
+the NICs and the network between nodes, and the presets with their sources.
+
+A topology is a :class:`Topology` (or the same fields as a dict / JSON object, read by
+:func:`from_dict`). Bandwidths are per direction, per device (intra-node) or per NIC,
+in GB/s (10^9 bytes/s); latencies are one-way small-message latencies in µs.
+"""
+
+import dataclasses
+import json
+import re
+
+from pyshmem.errors import InvalidArgumentError
+
+
+@dataclasses.dataclass(frozen=True)
+class Link:
+    """One kind of link: per-direction bandwidth (GB/s) and one-way latency (µs)."""
+
+    bandwidth_GBps: float
+    latency_us: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """A cluster of `nodes` identical nodes of `devices_per_node` devices.
+
+    Fields:
+        name: the preset's or file's name.
+        nodes, devices_per_node: the shape; P = nodes * devices_per_node ranks, one per device.
+        intra: a device's link to its node's fabric (NVLink through NVSwitch, PCIe, or
+            shared memory for CPU PEs): bandwidth per direction per device.
+        intra_multicast: the intra-node switch multicasts and reduces (NVLink SHARP, "NVLS").
+        nic: one NIC's link to the network (bandwidth per direction).
+        nics_per_node: NICs per node (rails); a device's share is nics_per_node / devices_per_node.
+        oversubscription: the network's bisection oversubscription (1: non-blocking fat tree).
+        reduce_GBps: a device's reduction throughput, bytes of input per second (γ = 1/this).
+    """
+
+    name: str
+    nodes: int
+    devices_per_node: int
+    intra: Link
+    intra_multicast: bool
+    nic: Link
+    nics_per_node: int
+    oversubscription: float = 1.0
+    reduce_GBps: float = 1000.0
+
+    @property
+    def npes(self):
+        """Ranks (devices) in the whole cluster."""
+        return self.nodes * self.devices_per_node
+
+
+def _field(d, key, kind, where, positive=True, allow_zero=False):
+    if key not in d:
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: missing field '{key}'")
+    v = d[key]
+    if kind is bool:
+        if not isinstance(v, bool):
+            raise InvalidArgumentError(f"pyshmem.model: topology {where}: field '{key}' must be true or false, not {v!r}")
+        return v
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (kind is int and not float(v).is_integer()):
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field '{key}' must be a number"
+                                   f"{' (a whole one)' if kind is int else ''}, not {v!r}")
+    if positive and (v < 0 or (v == 0 and not allow_zero)):
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field '{key}' must be positive, not {v!r}")
+    return kind(v)
+
+
+def _link(d, key, where):
+    v = d.get(key)
+    if not isinstance(v, dict):
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field '{key}' must be an object with "
+                                   f"bandwidth_GBps and latency_us, not {v!r}")
+    return Link(_field(v, "bandwidth_GBps", float, f"{where}.{key}"),
+                _field(v, "latency_us", float, f"{where}.{key}", allow_zero=True))
+
+
+_KEYS = {f.name for f in dataclasses.fields(Topology)}
+
+
+def from_dict(d, name=None):
+    """A :class:`Topology` from a dict (JSON object) with Topology's fields.
+
+    Args:
+        d: the fields; ``intra`` and ``nic`` are objects with ``bandwidth_GBps`` and
+            ``latency_us``; ``oversubscription`` and ``reduce_GBps`` are optional.
+        name: used when `d` has no ``name``.
+
+    Returns:
+        Topology.
+
+    Raises:
+        InvalidArgumentError: a missing, unknown or ill-typed field, named with its path.
+    """
+    if not isinstance(d, dict):
+        raise InvalidArgumentError(f"pyshmem.model: a topology must be an object, not {type(d).__name__}")
+    where = repr(d.get("name", name or "?"))
+    unknown = sorted(set(d) - _KEYS)
+    if unknown:
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: unknown field(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(sorted(_KEYS))})")
+    return Topology(name=str(d.get("name", name or "custom")),
+                    nodes=_field(d, "nodes", int, where), devices_per_node=_field(d, "devices_per_node", int, where),
+                    intra=_link(d, "intra", where), intra_multicast=_field(d, "intra_multicast", bool, where),
+                    nic=_link(d, "nic", where), nics_per_node=_field(d, "nics_per_node", int, where, allow_zero=True),
+                    oversubscription=_field({"oversubscription": d.get("oversubscription", 1.0)}, "oversubscription",
+                                            float, where),
+                    reduce_GBps=_field({"reduce_GBps": d.get("reduce_GBps", 1000.0)}, "reduce_GBps", float, where))
+
+
+# ---- presets --------------------------------------------------------------------
+# Bandwidths per direction. Sources:
+#  [H100] NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, NVLink 900 GB/s (both
+#         directions together: 450 GB/s per direction), 18 NVLink 4 links.
+#  [H200] NVIDIA H200 Tensor Core GPU datasheet: NVLink 900 GB/s, as H100 SXM.
+#  [DGX]  NVIDIA DGX H100/H200 user guide: 8 GPUs, 4 NVSwitch chips (NVLink SHARP),
+#         8 single-port ConnectX-7 400 Gb/s (50 GB/s) NICs for the compute fabric.
+#  [NVL72] NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain,
+#         NVLink 5 at 1.8 TB/s per GPU (900 GB/s per direction).
+#  [PCIe] PCI Express 5.0 x16: 32 GT/s x 16 lanes, 128b/130b: 63 GB/s per direction.
+# Latencies and reduction throughputs are assumptions (no datasheet gives them): 1 µs
+# for a small NVLink transfer through NVSwitch, 2 µs over PCIe, 3 µs NIC to NIC through
+# one InfiniBand switch; a GPU reduces at 1,000 GB/s of input (of its ~3.35-4.8 TB/s
+# HBM bandwidth [H100][H200], reading two inputs and writing one). They are to be
+# replaced by calibrated figures (pyshmem.model calibrate, not built yet).
+_NVLINK4 = Link(450.0, 1.0)
+_NDR_NIC = Link(50.0, 3.0)
+
+
+def _dgx(name, nodes):
+    return Topology(name=name, nodes=nodes, devices_per_node=8, intra=_NVLINK4, intra_multicast=True, nic=_NDR_NIC,
+                    nics_per_node=8)
+
+
+PRESETS = {
+    "dgx-h100": lambda: _dgx("dgx-h100", 1),
+    "dgx-h200": lambda: _dgx("dgx-h200", 1),
+    "gb200-nvl72": lambda: Topology(name="gb200-nvl72", nodes=1, devices_per_node=72, intra=Link(900.0, 1.0),
+                                    intra_multicast=True, nic=Link(100.0, 3.0), nics_per_node=72),
+    "pcie-8gpu": lambda: Topology(name="pcie-8gpu", nodes=1, devices_per_node=8, intra=Link(63.0, 2.0),
+                                  intra_multicast=False, nic=Link(50.0, 3.0), nics_per_node=1),
+}
+_MULTI = re.compile(r"^(dgx-h100|dgx-h200)x([1-9][0-9]*)$")
+
+
+def preset_names():
+    """The preset names (``dgx-h100xN``/``dgx-h200xN`` for any N as well)."""
+    return sorted(PRESETS) + ["dgx-h100xN", "dgx-h200xN"]
+
+
+def load(spec):
+    """A topology by preset name (``dgx-h200x16``: 16 DGX H200 nodes) or JSON file path.
+
+    Args:
+        spec: a name from :func:`preset_names`, or the path of a JSON file whose object
+            has Topology's fields.
+
+    Returns:
+        Topology.
+
+    Raises:
+        InvalidArgumentError: an unknown name, an unreadable file, or a bad field.
+        ShmemNotImplementedError: ``this`` (the calibrated machine), until calibration exists.
+    """
+    from pyshmem.errors import ShmemNotImplementedError
+
+    if spec in PRESETS:
+        return PRESETS[spec]()
+    m = _MULTI.match(spec)
+    if m:
+        return _dgx(spec, int(m.group(2)))
+    if spec == "this":
+        raise ShmemNotImplementedError("pyshmem.model: the 'this' topology needs `pyshmem.model calibrate`, which is "
+                                       "not built yet; describe the machine in a JSON file instead")
+    if spec.endswith(".json"):
+        try:
+            with open(spec) as f:
+                return from_dict(json.load(f), name=spec)
+        except (OSError, ValueError) as e:
+            raise InvalidArgumentError(f"pyshmem.model: cannot read topology file {spec}: {e}") from None
+    raise InvalidArgumentError(f"pyshmem.model: unknown topology {spec!r}; presets: {', '.join(preset_names())}, "
+                               "or a .json file")
