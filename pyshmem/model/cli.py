@@ -147,5 +147,5 @@ def main(argv=None, out=None):
     try:
         return {"predict": _cmd_predict, "scale": _cmd_scale, "list": _cmd_list}[a.command](a, out)
     except (ShmemError, NotImplementedError) as e:
-        print(f"python -m pyshmem.model {a.command}: {e}", file=sys.stderr)
+        print(str(e), file=sys.stderr)  # errors name pyshmem.model and the call
         return 2
