@@ -1,9 +1,9 @@
 """python -m pyshmem.model {predict,scale,list}: the model's command line.
 
-  predict COLLECTIVE --topology T [--npes P] [--algo all|a,b] [--sizes 1K:8G] [--json]
+  predict COLLECTIVE --topology T [--npes P] [--algo all|a,b] [--sizes 1K:8G] [--json] [--plot PNG]
       a table of time, algbw and busbw (nccl-tests' definitions) per size and
       algorithm, the best algorithm per size and where the best changes (crossovers)
-  scale COLLECTIVE --topology dgx-h200xN --size 1G [--nodes 1:4096] [--json]
+  scale COLLECTIVE --topology dgx-h200 --size 1G [--nodes 1:4096] [--json] [--plot PNG]
       the same for one size over cluster sizes (N nodes of the preset, doubling)
   list
       the algorithm table with each cost formula, and the topology presets
@@ -64,6 +64,10 @@ def _cmd_predict(a, out):
     topo = topology.load(a.topology)
     algos = None if a.algo == "all" else [x for x in a.algo.split(",") if x]
     rows = predict(a.collective, topo, a.npes, _size_range(a.sizes), algos)
+    if a.plot:
+        from pyshmem.model.plot import plot
+
+        plot(rows, a.plot, "bytes", "busbw_GBps", f"{a.collective} on {topo.name} (model)")
     if a.json:
         for r in rows:
             print(json.dumps(r.as_dict()), file=out)
@@ -92,6 +96,10 @@ def _cmd_scale(a, out):
         topo = topology.load(f"{m.group(1)}x{nodes}")
         rows += predict(a.collective, topo, None, [parse_size(a.size)])
         nodes *= 2
+    if a.plot:
+        from pyshmem.model.plot import plot
+
+        plot(rows, a.plot, "npes", "time_us", f"{a.collective} of {a.size} bytes on N x {m.group(1)} (model)")
     if a.json:
         for r in rows:
             print(json.dumps(r.as_dict()), file=out)
@@ -124,12 +132,14 @@ def _parser():
     pr.add_argument("--algo", default="all", help="'all' or a comma-separated list")
     pr.add_argument("--sizes", default="8:1G", help="'1K:8G' (doubling) or '8,64,1M'")
     pr.add_argument("--json", action="store_true", help="one JSON record per line")
+    pr.add_argument("--plot", metavar="PNG", help="also draw busbw against size, one line per algorithm")
     sc = sub.add_parser("scale", help="one size over cluster sizes")
     sc.add_argument("collective", choices=algorithms.collectives())
     sc.add_argument("--topology", default="dgx-h200")
     sc.add_argument("--size", default="1G")
     sc.add_argument("--nodes", default="1:4096", help="'1:4096' (doubling) nodes of 8 devices")
     sc.add_argument("--json", action="store_true")
+    sc.add_argument("--plot", metavar="PNG", help="also draw time against GPUs, one line per algorithm")
     sub.add_parser("list", help="the algorithm table and the presets")
     for name, what in NOT_BUILT.items():
         sub.add_parser(name, help=f"not built yet: {what}")

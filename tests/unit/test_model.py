@@ -180,3 +180,14 @@ def test_list_shows_every_algorithm_with_its_formula():
         assert f"  {name:<14} {a.formula}" in out.stdout, name
     for required in ("ring", "tree", "nvls", "one_shot", "two_shot", "rec_doubling", "rabenseifner", "hierarchical"):
         assert ("allreduce", required) in model.ALGORITHMS
+
+
+def test_plots_are_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    a, b = tmp_path / "bw.png", tmp_path / "scale.png"
+    out = _cli("predict", "allreduce", "--topology", "dgx-h100", "--sizes", "1K:1G", "--plot", str(a))
+    assert out.returncode == 0, out.stderr
+    out = _cli("scale", "allreduce", "--size", "1G", "--nodes", "1:64", "--plot", str(b), "--json")
+    assert out.returncode == 0, out.stderr
+    for png in (a, b):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000, png
