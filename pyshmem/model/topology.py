@@ -125,7 +125,7 @@ def from_dict(d, name=None):
 # for a small NVLink transfer through NVSwitch, 2 µs over PCIe, 3 µs NIC to NIC through
 # one InfiniBand switch; a GPU reduces at 1,000 GB/s of input (of its ~3.35-4.8 TB/s
 # HBM bandwidth [H100][H200], reading two inputs and writing one). They are to be
-# replaced by calibrated figures (pyshmem.model calibrate, not built yet).
+# replaced by calibrated figures once `pyshmem.model calibrate` exists (docs/design.md).
 _NVLINK4 = Link(450.0, 1.0)
 _NDR_NIC = Link(50.0, 3.0)
 
