@@ -8,7 +8,8 @@ reduce-scatter, broadcast, all-to-all, barrier) on a topology from
 ``dgx-h200xN``, ``gb200-nvl72``, ``pcie-8gpu``, or a JSON file). The command line is
 ``python -m pyshmem.model predict allreduce --topology dgx-h200x16 --sizes 1K:8G``.
 
-Calibration from this machine's perftest runs, trace replay and validation against
+``shmemrun -n 2 python -m pyshmem.model calibrate`` fits this machine's α, β and γ into
+``machine.json`` (``--topology this``). Trace replay and validation against
 measurements are in docs/design.md's feature-status list; their commands say so.
 """
 

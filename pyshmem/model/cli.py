@@ -7,6 +7,9 @@
       the same for one size over cluster sizes (N nodes of the preset, doubling)
   list
       the algorithm table with each cost formula, and the topology presets
+  calibrate [--transport shm|ucx] [-o machine.json]   (under shmemrun -n 2 or more)
+      this machine's α, β (put latency over sizes, robust fit) and γ as a topology file;
+      --topology this reads ./machine.json
 """
 
 import argparse
@@ -20,8 +23,7 @@ from pyshmem.model import algorithms, topology
 from pyshmem.model.predict import best, predict
 from pyshmem.perftest.sizes import parse_size
 
-NOT_BUILT = {"calibrate": "fitting α/β/γ from this machine's perftest runs",
-             "replay": "predicting a PYSHMEM_TRACE recording on another topology",
+NOT_BUILT = {"replay": "predicting a PYSHMEM_TRACE recording on another topology",
              "validate": "comparing predictions with this machine's measurements and published figures"}
 
 
@@ -141,6 +143,11 @@ def _parser():
     sc.add_argument("--json", action="store_true")
     sc.add_argument("--plot", metavar="PNG", help="also draw time against GPUs, one line per algorithm")
     sub.add_parser("list", help="the algorithm table and the presets")
+    ca = sub.add_parser("calibrate", help="under shmemrun: fit this machine's α, β, γ into a topology file")
+    ca.add_argument("--transport", choices=("shm", "ucx"), default="shm")
+    ca.add_argument("-o", "--output", default="machine.json")
+    ca.add_argument("-n", "--iters", type=int, default=200, help="timed iterations per size")
+    ca.add_argument("--quick", action="store_true", help="three sizes, few iterations")
     for name, what in NOT_BUILT.items():
         sub.add_parser(name, help=f"not built yet: {what}")
     return p
@@ -155,6 +162,11 @@ def main(argv=None, out=None):
               "see the feature-status table in docs/design.md", file=sys.stderr)
         return 2
     try:
+        if a.command == "calibrate":
+            from pyshmem.model.calibrate import run
+
+            run(a.transport, a.output, a.iters, a.quick)
+            return 0
         return {"predict": _cmd_predict, "scale": _cmd_scale, "list": _cmd_list}[a.command](a, out)
     except (ShmemError, NotImplementedError) as e:
         print(str(e), file=sys.stderr)  # errors name pyshmem.model and the call

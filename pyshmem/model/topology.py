@@ -8,6 +8,7 @@ in GB/s (10^9 bytes/s); latencies are one-way small-message latencies in µs.
 
 import dataclasses
 import json
+import os
 import re
 
 from pyshmem.errors import InvalidArgumentError
@@ -98,7 +99,7 @@ def from_dict(d, name=None):
     if not isinstance(d, dict):
         raise InvalidArgumentError(f"pyshmem.model: a topology must be an object, not {type(d).__name__}")
     where = repr(d.get("name", name or "?"))
-    unknown = sorted(set(d) - _KEYS)
+    unknown = sorted(set(d) - _KEYS - {"calibration"})  # calibration: what `calibrate` measured, for people
     if unknown:
         raise InvalidArgumentError(f"pyshmem.model: topology {where}: unknown field(s) {', '.join(unknown)} "
                                    f"(known: {', '.join(sorted(_KEYS))})")
@@ -125,7 +126,7 @@ def from_dict(d, name=None):
 # for a small NVLink transfer through NVSwitch, 2 µs over PCIe, 3 µs NIC to NIC through
 # one InfiniBand switch; a GPU reduces at 1,000 GB/s of input (of its ~3.35-4.8 TB/s
 # HBM bandwidth [H100][H200], reading two inputs and writing one). They are to be
-# replaced by calibrated figures once `pyshmem.model calibrate` exists (docs/design.md).
+# replaced by calibrated figures (`pyshmem.model calibrate` measures this machine's).
 _NVLINK4 = Link(450.0, 1.0)
 _NDR_NIC = Link(50.0, 3.0)
 
@@ -152,7 +153,8 @@ def preset_names():
 
 
 def load(spec):
-    """A topology by preset name (``dgx-h200x16``: 16 DGX H200 nodes) or JSON file path.
+    """A topology by preset name (``dgx-h200x16``: 16 DGX H200 nodes), JSON file path,
+    or ``this``: ./machine.json, as ``pyshmem.model calibrate`` writes it.
 
     Args:
         spec: a name from :func:`preset_names`, or the path of a JSON file whose object
@@ -162,19 +164,18 @@ def load(spec):
         Topology.
 
     Raises:
-        InvalidArgumentError: an unknown name, an unreadable file, or a bad field.
-        ShmemNotImplementedError: ``this`` (the calibrated machine), until calibration exists.
+        InvalidArgumentError: an unknown name, an unreadable or missing file, or a bad field.
     """
-    from pyshmem.errors import ShmemNotImplementedError
-
     if spec in PRESETS:
         return PRESETS[spec]()
     m = _MULTI.match(spec)
     if m:
         return _dgx(spec, int(m.group(2)))
     if spec == "this":
-        raise ShmemNotImplementedError("pyshmem.model: the 'this' topology needs `pyshmem.model calibrate`, which is "
-                                       "not built yet; describe the machine in a JSON file instead")
+        if not os.path.exists("machine.json"):
+            raise InvalidArgumentError("pyshmem.model: 'this' is the machine.json that `shmemrun -n 2 python -m "
+                                       "pyshmem.model calibrate` writes here; there is none in this directory")
+        spec = "machine.json"
     if spec.endswith(".json"):
         try:
             with open(spec) as f:

@@ -138,8 +138,6 @@ def test_topology_files_and_presets(tmp_path):
     assert not model.load("pcie-8gpu").intra_multicast
     with pytest.raises(pyshmem.InvalidArgumentError, match="unknown topology 'dgx-a100'"):
         model.load("dgx-a100")
-    with pytest.raises(pyshmem.ShmemNotImplementedError, match="needs `pyshmem.model calibrate`"):
-        model.load("this")
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     with pytest.raises(pyshmem.InvalidArgumentError, match="cannot read topology file"):
@@ -166,7 +164,7 @@ def test_scale_cli_reaches_32768_gpus_and_unbuilt_commands_say_so():
     assert out.returncode == 0, out.stderr
     recs = [json.loads(line) for line in out.stdout.splitlines()]
     assert max(r["npes"] for r in recs) == 32768
-    for cmd in ("calibrate", "replay", "validate"):
+    for cmd in ("replay", "validate"):
         r = _cli(cmd)
         assert r.returncode == 2 and "not built yet" in r.stderr, r.stderr
     bad = _cli("predict", "allreduce", "--topology", "nope")
@@ -191,3 +189,33 @@ def test_plots_are_written(tmp_path):
     assert out.returncode == 0, out.stderr
     for png in (a, b):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000, png
+
+
+def test_fit_recovers_known_alpha_beta_and_reports_outliers():
+    from pyshmem.model.fit import fit_alpha_beta
+
+    alpha, beta = 2e-6, 1 / 10e9
+    sizes = [8 << (2 * k) for k in range(10)]
+    pts = [(n, alpha + n * beta) for n in sizes]
+    f = fit_alpha_beta(pts)
+    assert f.alpha_s == pytest.approx(alpha, rel=1e-9) and f.beta_s_per_byte == pytest.approx(beta, rel=1e-9)
+    assert f.residual == pytest.approx(0, abs=1e-12) and f.outliers == () and f.points == 10
+    disturbed = [(n, t * (5 if n == 8192 else 1)) for n, t in pts]  # one descheduled size
+    g = fit_alpha_beta(disturbed)
+    assert g.alpha_s == pytest.approx(alpha, rel=0.05) and g.beta_s_per_byte == pytest.approx(beta, rel=0.05)
+    assert g.outliers == (8192,)
+    assert g.predict(1 << 20) == pytest.approx(alpha + (1 << 20) * beta, rel=0.05)
+    with pytest.raises(ValueError, match="two or more message sizes"):
+        fit_alpha_beta([(8, 1e-6), (8, 2e-6)])
+    with pytest.raises(ValueError, match="positive times"):
+        fit_alpha_beta([(8, 1e-6), (64, 0.0)])
+
+
+def test_a_calibration_file_is_a_topology(tmp_path, monkeypatch):
+    d = {**GOOD, "name": "this", "calibration": {"alpha_us": 0.4, "points": []}}
+    (tmp_path / "machine.json").write_text(json.dumps(d))
+    monkeypatch.chdir(tmp_path)
+    assert model.load("this").name == "this"
+    (tmp_path / "machine.json").unlink()
+    with pytest.raises(pyshmem.InvalidArgumentError, match="'this' is the machine.json"):
+        model.load("this")

@@ -1,0 +1,36 @@
+"""pyshmem.model calibrate under the real launcher: it writes a topology file whose fit
+comes from checked put + quiet transfers, and predict reads it back."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, run_pes, ucx_unavailable
+
+
+@pytest.mark.parametrize("transport", ["shm", "ucx"])
+def test_calibrate_writes_a_topology_predict_can_use(tmp_path, transport):
+    if transport == "ucx" and ucx_unavailable():
+        pytest.skip(ucx_unavailable())
+    out = tmp_path / "machine.json"
+    proc = run_pes("-m pyshmem.model", 2, "calibrate", "--quick", "--transport", transport, "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"pyshmem.model calibrate: {transport}, 2 PEs: alpha " in proc.stdout, proc.stdout
+    topo = json.loads(out.read_text())
+    cal = topo["calibration"]
+    assert topo["devices_per_node"] == 2 and cal["transport"] == transport
+    assert [p["bytes"] for p in cal["points"]] == [8, 512, 32768]
+    assert all(p["p50_us"] > 0 for p in cal["points"])
+    assert topo["intra"]["bandwidth_GBps"] > 0 and topo["intra"]["latency_us"] >= 0 and topo["reduce_GBps"] > 0
+    assert 0 <= cal["residual"] < 10
+    pred = subprocess.run([sys.executable, "-m", "pyshmem.model", "predict", "allreduce", "--topology", str(out),
+                           "--sizes", "8,1M", "--json"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    recs = [json.loads(line) for line in pred.stdout.splitlines()]
+    assert recs and all(r["npes"] == 2 for r in recs), pred.stderr
+
+
+def test_calibrate_needs_two_pes(tmp_path):
+    proc = run_pes("-m pyshmem.model", 1, "calibrate", "--quick", "-o", tmp_path / "m.json", timeout=60)
+    assert proc.returncode == 2 and "needs at least 2 PEs" in proc.stderr, proc.stdout + proc.stderr
