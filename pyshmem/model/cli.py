@@ -21,7 +21,7 @@ import sys
 from pyshmem.errors import InvalidArgumentError, ShmemError
 from pyshmem.model import algorithms, topology
 from pyshmem.model.predict import best, predict
-from pyshmem.perftest.sizes import parse_size
+from pyshmem.perftest.sizes import parse_size, sizes_of
 
 NOT_BUILT = {"replay": "predicting a PYSHMEM_TRACE recording on another topology",
              "validate": "comparing predictions with this machine's measurements and published figures"}
@@ -31,11 +31,7 @@ def _size_range(text):
     """'1K:8G' (doubling) or '8,64,1M' -> sizes."""
     if ":" in text:
         lo, hi = (parse_size(x) for x in text.split(":", 1))
-        out, s = [], max(1, lo)
-        while s <= hi:
-            out.append(s)
-            s *= 2
-        return out
+        return sizes_of(lo, hi, 2)
     return [parse_size(x) for x in text.split(",") if x]
 
 
@@ -62,17 +58,24 @@ def _crossovers(chosen):
     return lines
 
 
+def _plot_or_json(a, rows, out, x, y, title):
+    """Draws --plot's PNG (x against y, one line per algorithm) and prints --json's
+    records; True when the records were printed (no table then)."""
+    if a.plot:
+        from pyshmem.model.plot import plot
+
+        plot(rows, a.plot, x, y, title)
+    if a.json:
+        for r in rows:
+            print(json.dumps(r.as_dict()), file=out)
+    return a.json
+
+
 def _cmd_predict(a, out):
     topo = topology.load(a.topology)
     algos = None if a.algo == "all" else [x for x in a.algo.split(",") if x]
     rows = predict(a.collective, topo, a.npes, _size_range(a.sizes), algos)
-    if a.plot:
-        from pyshmem.model.plot import plot
-
-        plot(rows, a.plot, "bytes", "busbw_GBps", f"{a.collective} on {topo.name} (model)")
-    if a.json:
-        for r in rows:
-            print(json.dumps(r.as_dict()), file=out)
+    if _plot_or_json(a, rows, out, "bytes", "busbw_GBps", f"{a.collective} on {topo.name} (model)"):
         return 0
     print(f"# {a.collective} on {topo.name}, {rows[0].npes if rows else a.npes} PEs (α-β-γ model, "
           "figures not calibrated)", file=out)
@@ -88,7 +91,7 @@ def _cmd_scale(a, out):
     m = re.match(r"^(dgx-h100|dgx-h200)(x\d+)?$", a.topology)
     if not m:
         raise InvalidArgumentError(f"pyshmem.model scale: --topology must be dgx-h100 or dgx-h200 (N nodes of it), "
-                         f"not {a.topology!r}")
+                                   f"not {a.topology!r}")
     try:
         lo, hi = (int(x) for x in a.nodes.split(":", 1)) if ":" in a.nodes else (int(a.nodes),) * 2
     except ValueError:
@@ -98,13 +101,7 @@ def _cmd_scale(a, out):
         topo = topology.load(f"{m.group(1)}x{nodes}")
         rows += predict(a.collective, topo, None, [parse_size(a.size)])
         nodes *= 2
-    if a.plot:
-        from pyshmem.model.plot import plot
-
-        plot(rows, a.plot, "npes", "time_us", f"{a.collective} of {a.size} bytes on N x {m.group(1)} (model)")
-    if a.json:
-        for r in rows:
-            print(json.dumps(r.as_dict()), file=out)
+    if _plot_or_json(a, rows, out, "npes", "time_us", f"{a.collective} of {a.size} bytes on N x {m.group(1)} (model)"):
         return 0
     print(f"# {a.collective} of {a.size} bytes on N x {m.group(1)} (α-β-γ model, figures not calibrated)", file=out)
     print(f"{'PEs':>7} {'algo':<14} {'time_us':>12} {'busbw GB/s':>11}", file=out)
