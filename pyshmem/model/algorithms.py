@@ -11,28 +11,38 @@ traffic pattern leaves of it (:func:`flat_link`); `hierarchical` splits the work
 level.
 """
 
+import bisect
 import dataclasses
+import inspect
 import math
 
 ALGORITHMS = {}  # (collective, name) -> Algorithm
+PARAM_HELP = {}  # workload parameter -> what it means (the CLI's --param help and docs)
 
 
 @dataclasses.dataclass(frozen=True)
 class Algorithm:
     """One entry of the table: which collective, its name, the cost function, and the
-    formula in words (shown by ``python -m pyshmem.model list``)."""
+    formula in words (shown by ``python -m pyshmem.model list``).
+
+    `params` are the cost function's keyword-only parameters with their defaults (a
+    workload's shape: top-k, pages...); ``dtype`` is passed to every cost function."""
 
     collective: str
     name: str
     cost: object
     formula: str
     intra_only: bool = False  # load/store algorithms: one node only
+    params: tuple = ()  # ((name, default), ...)
 
 
 def algorithm(collective, name, formula, intra_only=False):
-    """Registers `fn(topology, npes, nbytes) -> seconds` as `name` for `collective`."""
+    """Registers `fn(topology, npes, nbytes, dtype, *, param=default...) -> seconds` as
+    `name` for `collective`; its keyword-only parameters become the entry's params."""
     def register(fn):
-        ALGORITHMS[(collective, name)] = Algorithm(collective, name, fn, formula, intra_only)
+        sig = inspect.signature(fn).parameters.values()
+        params = tuple((q.name, q.default) for q in sig if q.kind is inspect.Parameter.KEYWORD_ONLY)
+        ALGORITHMS[(collective, name)] = Algorithm(collective, name, fn, formula, intra_only, params)
         return fn
     return register
 
@@ -57,9 +67,37 @@ def flat_link(t, npes, pattern="neighbour"):
     return max(t.intra.latency_us, t.nic.latency_us) * 1e-6, max(intra_b, t.oversubscription * per_byte)
 
 
-def gamma(t):
-    """Seconds per byte of reduction input on one device."""
-    return 1.0 / (t.reduce_GBps * 1e9)
+def link_at(t, p, nbytes, pattern="all"):
+    """(α, β) of one transfer of `nbytes` among `p` ranks: off the node flat_link's; in
+    the node the link's α and, when the topology has a measured ``bandwidth_curve``, the
+    curve's β at that size (log-log interpolation, the end values beyond it)."""
+    a, b = flat_link(t, p, pattern)
+    curve = t.bandwidth_curve
+    if p > t.devices_per_node or not curve or nbytes <= 0:
+        return a, b
+    sizes = [s for s, _ in curve]
+    i = bisect.bisect_left(sizes, nbytes)
+    if i == 0:
+        gbps = curve[0][1]
+    elif i == len(curve):
+        gbps = curve[-1][1]
+    else:
+        (s0, g0), (s1, g1) = curve[i - 1], curve[i]
+        w = (math.log(nbytes) - math.log(s0)) / (math.log(s1) - math.log(s0))
+        gbps = math.exp(math.log(g0) + w * (math.log(g1) - math.log(g0)))
+    return a, 1.0 / (gbps * 1e9)
+
+
+def node_shape(t, p):
+    """(d, nodes): ranks per node and nodes used by `p` ranks laid out node by node."""
+    d = min(p, t.devices_per_node)
+    return d, math.ceil(p / d)
+
+
+def gamma(t, dtype="float32"):
+    """Seconds per byte of reduction input of `dtype` on one device (the topology's
+    figure for that type, else its ``default``)."""
+    return 1.0 / (t.reduce_throughput(dtype) * 1e9)
 
 
 def log2ceil(p):
@@ -70,46 +108,46 @@ def log2ceil(p):
 # ---- all-reduce -------------------------------------------------------------------
 
 @algorithm("allreduce", "ring", "2(P-1)α + 2(P-1)/P·nβ + (P-1)/P·nγ")
-def _allreduce_ring(t, p, n):
+def _allreduce_ring(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
-    return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * gamma(t)
+    return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * gamma(t, dtype)
 
 
 @algorithm("allreduce", "tree", "2⌈log2 P⌉α + 2nβ + nγ (double binary tree, pipelined: each tree carries n/2; "
            "a rank, inner in one tree and a leaf in the other, receives and sends 2n in all)")
-def _allreduce_tree(t, p, n):
+def _allreduce_tree(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
-    return 2 * log2ceil(p) * a + 2 * n * b + n * gamma(t) if p > 1 else 0.0
+    return 2 * log2ceil(p) * a + 2 * n * b + n * gamma(t, dtype) if p > 1 else 0.0
 
 
 @algorithm("allreduce", "rec_doubling", "⌈log2 P⌉(α + nβ + nγ)")
-def _allreduce_rec_doubling(t, p, n):
+def _allreduce_rec_doubling(t, p, n, dtype="float32"):
     a, b = flat_link(t, p, "all")
-    return log2ceil(p) * (a + n * b + n * gamma(t))
+    return log2ceil(p) * (a + n * b + n * gamma(t, dtype))
 
 
 @algorithm("allreduce", "rabenseifner", "2⌈log2 P⌉α + 2(P-1)/P·nβ + (P-1)/P·nγ (halving-doubling)")
-def _allreduce_rabenseifner(t, p, n):
+def _allreduce_rabenseifner(t, p, n, dtype="float32"):
     a, b = flat_link(t, p, "all")
-    return 2 * log2ceil(p) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * gamma(t)
+    return 2 * log2ceil(p) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * gamma(t, dtype)
 
 
 @algorithm("allreduce", "one_shot", "α + (P-1)·nβ + (P-1)·nγ (each rank loads every peer's whole buffer)", intra_only=True)
-def _allreduce_one_shot(t, p, n):
+def _allreduce_one_shot(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
-    return (a + (p - 1) * n * b + (p - 1) * n * gamma(t)) if p > 1 else 0.0
+    return (a + (p - 1) * n * b + (p - 1) * n * gamma(t, dtype)) if p > 1 else 0.0
 
 
 @algorithm("allreduce", "two_shot", "2α + 2(P-1)/P·nβ + (P-1)/P·nγ (load/store reduce-scatter, then all-gather)",
            intra_only=True)
-def _allreduce_two_shot(t, p, n):
+def _allreduce_two_shot(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
-    return (2 * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * gamma(t)) if p > 1 else 0.0
+    return (2 * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * gamma(t, dtype)) if p > 1 else 0.0
 
 
 @algorithm("allreduce", "nvls", "2α + nβ (the switch reduces and multicasts: each rank moves about n each way)",
            intra_only=True)
-def _allreduce_nvls(t, p, n):
+def _allreduce_nvls(t, p, n, dtype="float32"):
     if not t.intra_multicast:
         return math.inf
     a, b = flat_link(t, p)
@@ -118,11 +156,10 @@ def _allreduce_nvls(t, p, n):
 
 @algorithm("allreduce", "hierarchical", "ring reduce-scatter in the node, ring all-reduce of n/d across the nodes, "
            "ring all-gather in the node (d devices per node)")
-def _allreduce_hierarchical(t, p, n):
-    d = min(p, t.devices_per_node)
-    nodes = math.ceil(p / d)
+def _allreduce_hierarchical(t, p, n, dtype="float32"):
+    d, nodes = node_shape(t, p)
     a, b = flat_link(t, d)
-    inside = 2 * ((d - 1) * a + (d - 1) / d * n * b) + (d - 1) / d * n * gamma(t) if d > 1 else 0.0
+    inside = 2 * ((d - 1) * a + (d - 1) / d * n * b) + (d - 1) / d * n * gamma(t, dtype) if d > 1 else 0.0
     if nodes == 1:
         return inside
     # Second level: d concurrent rings over the nodes (one per local rank, each on its
@@ -131,58 +168,68 @@ def _allreduce_hierarchical(t, p, n):
     b2 = math.inf if node_bw == 0 else t.oversubscription * d / node_bw
     a2 = t.nic.latency_us * 1e-6
     m = n / d
-    across = 2 * (nodes - 1) * a2 + 2 * (nodes - 1) / nodes * m * b2 + (nodes - 1) / nodes * m * gamma(t)
+    across = 2 * (nodes - 1) * a2 + 2 * (nodes - 1) / nodes * m * b2 + (nodes - 1) / nodes * m * gamma(t, dtype)
     return inside + across
 
 
 # ---- other collectives ----------------------------------------------------------
 
 @algorithm("allgather", "ring", "(P-1)α + (P-1)/P·nβ (n: the whole output)")
-def _allgather_ring(t, p, n):
+def _allgather_ring(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
     return (p - 1) * a + (p - 1) / p * n * b
 
 
 @algorithm("allgather", "rec_doubling", "⌈log2 P⌉α + (P-1)/P·nβ")
-def _allgather_rec_doubling(t, p, n):
+def _allgather_rec_doubling(t, p, n, dtype="float32"):
     a, b = flat_link(t, p, "all")
     return log2ceil(p) * a + (p - 1) / p * n * b
 
 
 @algorithm("reducescatter", "ring", "(P-1)α + (P-1)/P·nβ + (P-1)/P·nγ (n: the whole input)")
-def _reducescatter_ring(t, p, n):
+def _reducescatter_ring(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
-    return (p - 1) * a + (p - 1) / p * n * b + (p - 1) / p * n * gamma(t)
+    return (p - 1) * a + (p - 1) / p * n * b + (p - 1) / p * n * gamma(t, dtype)
 
 
 @algorithm("broadcast", "tree", "⌈log2 P⌉(α + nβ) (binomial tree)")
-def _broadcast_tree(t, p, n):
+def _broadcast_tree(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
     return log2ceil(p) * (a + n * b)
 
 
 @algorithm("broadcast", "ring", "(P-1)α + nβ (pipelined ring, chunks small against n)")
-def _broadcast_ring(t, p, n):
+def _broadcast_ring(t, p, n, dtype="float32"):
     a, b = flat_link(t, p)
     return (p - 1) * a + n * b if p > 1 else 0.0
 
 
 @algorithm("alltoall", "pairwise", "(P-1)α + (P-1)/P·nβ (n: what a rank sends in all)")
-def _alltoall_pairwise(t, p, n):
+def _alltoall_pairwise(t, p, n, dtype="float32"):
     a, b = flat_link(t, p, "all")
     return (p - 1) * a + (p - 1) / p * n * b
 
 
 @algorithm("alltoall", "bruck", "⌈log2 P⌉α + ⌈log2 P⌉·n/2·β")
-def _alltoall_bruck(t, p, n):
+def _alltoall_bruck(t, p, n, dtype="float32"):
     a, b = flat_link(t, p, "all")
     return log2ceil(p) * (a + n / 2 * b)
 
 
-@algorithm("barrier", "dissemination", "⌈log2 P⌉α")
-def _barrier_dissemination(t, p, n):
+@algorithm("barrier", "dissemination", "o + ⌈log2 P⌉·s (o: the topology's overhead_us; s: a round, its "
+           "sync_latency_us or α, across nodes at least the NIC's α)")
+def _barrier_dissemination(t, p, n, dtype="float32"):
+    return t.overhead_us * 1e-6 + log2ceil(p) * sync_round(t, p) if p > 1 else 0.0
+
+
+def sync_round(t, p):
+    """Seconds of one barrier round among `p` ranks: the calibrated flag round trip's
+    half (sync_latency_us) if known, else the link's α; off-node never below the NIC's α."""
     a, _ = flat_link(t, p, "all")
-    return log2ceil(p) * a
+    if not t.sync_latency_us:
+        return a
+    s = t.sync_latency_us * 1e-6
+    return s if p <= t.devices_per_node else max(s, a)
 
 
 BUS_FACTOR = {  # nccl-tests' busbw = algbw * factor (docs/PERFORMANCE.md of nccl-tests)

@@ -1,46 +1,143 @@
 """``shmemrun -n N python -m pyshmem.model calibrate``: this machine as a topology file.
 
-PE 0 times blocking put + quiet to PE 1 (pyshmem.perftest's put_latency, checked
-transfers) over sizes 8 B to 4 MiB, fits α and β (:func:`pyshmem.model.fit.fit_alpha_beta`
-on each size's median), times a local reduction (NumPy add of 4 MiB float64 arrays)
-for γ, and writes a topology whose intra-node link is the fit, with the measurements
-and the fit's residual under ``calibration``. With ``--transport ucx`` every peer goes
-through UCX (``PYSHMEM_REMOTE_ONLY=1``) and the fit is the network link's too.
+Every figure comes from point-to-point transfers and local arithmetic, never from a
+collective (so `validate` can compare collectives with what this predicts):
+
+- α and β: PE 0 times blocking put + quiet to PE 1 (perftest's put_latency, checked
+  transfers) over sizes 8 B to 2 MiB (or the sizes given) and fits them
+  (:func:`pyshmem.model.fit.fit_alpha_beta` on each size's median);
+- the bandwidth curve: every PE puts the same size to its right-hand neighbour at once
+  (then quiet and a barrier), PE 0's median per size: bandwidth per device under the
+  contention of all devices copying together, which the pull collectives see;
+- LogGP's o and g (``overhead_us``, ``gap_us``): the time per message of a stream of
+  8-byte non-blocking puts, which a CPU-driven transport cannot issue faster than its
+  host call, so the one figure is both;
+- a barrier round (``sync_latency_us``): a round of flags around a ring of all PEs at
+  once (each sets its right-hand neighbour's flag and waits for its own), less o;
+- γ per dtype: a NumPy add of 4 MiB arrays.
+
+With ``--transport ucx`` every peer goes through UCX (``PYSHMEM_REMOTE_ONLY=1``) and
+the fit is the network link's too.
 """
 
 import json
 import os
+import statistics
 import time
 
 SIZES = [8 << (2 * k) for k in range(10)]  # 8 B ... 2 MiB, by 4
 QUICK_SIZES = [8, 512, 32 << 10]
+REDUCE_DTYPES = ("float64", "float32", "int64", "int32")
 
 
 def _reduce_GBps(nbytes=4 << 20, reps=20):
+    """{dtype: GB/s of input} of a NumPy add of two `nbytes` arrays, best of `reps`, and
+    ``default`` (float32's)."""
     import numpy as np
 
-    a = np.ones(nbytes // 8)
-    b = np.ones_like(a)
-    out = np.empty_like(a)
-    best = float("inf")
-    for _ in range(reps):
+    out = {}
+    for name in REDUCE_DTYPES:
+        a = np.ones(nbytes // np.dtype(name).itemsize, dtype=name)
+        b = np.ones_like(a)
+        dst = np.empty_like(a)
+        best = float("inf")
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            np.add(a, b, out=dst)
+            best = min(best, time.perf_counter() - t0)
+        out[name] = round(2 * nbytes / best / 1e9, 3)  # bytes of input per second
+    out["default"] = out["float32"]
+    return out
+
+
+def _curve(shmem, sizes, iters):
+    """[[bytes, GB/s], ...]: PE 0's median bandwidth while every PE puts to its right-hand
+    neighbour at once (the last byte of each transfer checked on the receiver), with the
+    time at the smallest size (the host call and the quiet, under the same contention)
+    taken off: the copy's own rate, which a collective's copies inside one call run at."""
+    import numpy as np
+
+    me, n = shmem.my_pe(), shmem.n_pes()
+    src = shmem.zeros(max(sizes), np.uint8)
+    dst = shmem.zeros(max(sizes), np.uint8)
+    right = (me + 1) % n
+    medians = []
+    for k, size in enumerate(sizes):
+        src[:size] = (k + me) % 251 + 1
+        times = []
+        for i in range(max(3, iters // 4) + 2):
+            shmem.barrier_all()
+            t0 = time.perf_counter()
+            shmem.put(dst[:size], src[:size], right)
+            shmem.quiet()
+            if i >= 2:
+                times.append(time.perf_counter() - t0)
+        shmem.barrier_all()
+        left = (me - 1) % n
+        if dst[size - 1] != (k + left) % 251 + 1:
+            from pyshmem.errors import ShmemError
+
+            raise ShmemError(f"pyshmem.model calibrate: a {size}-byte put from PE {left} to PE {me} arrived wrong")
+        medians.append(statistics.median(times))
+    shmem.free(dst)
+    shmem.free(src)
+    return [[size, round(size / max(1e-9, t - medians[0]) / 1e9, 4)] for size, t in zip(sizes, medians)]
+
+
+def _sync_round_us(shmem, iters):
+    """Median time (PE 0's) of one round of flags around a ring, every PE at once: each
+    sets a flag on its right-hand neighbour and waits for its left-hand one's. One
+    dissemination round, with the contention of all PEs active at once (on a host with
+    fewer CPUs than PEs it includes their descheduling) but no collective call."""
+    import numpy as np
+
+    me, n = shmem.my_pe(), shmem.n_pes()
+    flag = shmem.zeros(1, np.int64)
+    right = (me + 1) % n
+    times = []
+    shmem.barrier_all()
+    for i in range(1, iters + 11):
         t0 = time.perf_counter()
-        np.add(a, b, out=out)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * nbytes / best / 1e9  # bytes of input per second
+        shmem.atomic_set(flag, i, right)
+        shmem.wait_until(flag, shmem.CMP_GE, i)
+        if i > 10:
+            times.append(time.perf_counter() - t0)
+    shmem.barrier_all()
+    shmem.free(flag)
+    return statistics.median(times) * 1e6
 
 
-def run(transport="shm", output="machine.json", iters=200, quick=False):
-    """Measures and writes the file (PE 0); every PE must call it.
+def _gap_us(shmem, count=2000):
+    """Microseconds per message of `count` 8-byte put_nbi from PE 0 to PE 1, then one quiet."""
+    import numpy as np
+
+    buf = shmem.zeros(8, np.uint8)
+    best = float("inf")
+    if shmem.my_pe() == 0:
+        view = buf[:8]
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(count):
+                shmem.put_nbi(view, view, 1)
+            shmem.quiet()
+            best = min(best, time.perf_counter() - t0)
+    shmem.barrier_all()
+    shmem.free(buf)
+    return best / count * 1e6
+
+
+def measure(transport="shm", sizes=None, iters=200, quick=False):
+    """Measures this machine; every PE must call it (the runtime must not be started yet
+    when `transport` matters, as it sets PYSHMEM_REMOTE_ONLY before init).
 
     Args:
         transport: ``shm`` (load/store between the node's PEs) or ``ucx``.
-        output: the JSON file PE 0 writes.
+        sizes: the sizes to fit and to measure the bandwidth curve at (default 8 B - 2 MiB).
         iters: timed iterations per size.
         quick: three sizes and few iterations (the tests' run).
 
     Returns:
-        dict: the topology written (PE 0), None on the other PEs.
+        dict: the topology (Topology's fields plus ``calibration``) on PE 0, None elsewhere.
 
     Raises:
         InvalidArgumentError: fewer than 2 PEs, or an unknown transport.
@@ -57,11 +154,17 @@ def run(transport="shm", output="machine.json", iters=200, quick=False):
 
     if shmem.n_pes() < 2:
         raise InvalidArgumentError("pyshmem.model calibrate: needs at least 2 PEs (shmemrun -n 2 ...)")
-    sizes = QUICK_SIZES if quick else SIZES
+    sizes = sorted(sizes or (QUICK_SIZES if quick else SIZES))
     iters = min(iters, 20) if quick else iters
-    opts = _parser(TESTS).parse_args(["put_latency", "-b", str(sizes[0]), "-e", str(sizes[-1]), "-n", str(iters),
-                                      "-w", str(max(2, iters // 10))])
-    rows = TESTS["put_latency"][0](opts, sizes)
+
+    def opts(test):
+        return _parser(TESTS).parse_args([test, "-b", str(sizes[0]), "-e", str(sizes[-1]), "-n", str(iters),
+                                          "-w", str(max(2, iters // 10))])
+
+    rows = TESTS["put_latency"][0](opts("put_latency"), sizes)
+    sync_us = _sync_round_us(shmem, max(iters, 200))
+    curve = _curve(shmem, sizes, iters)
+    gap = _gap_us(shmem)
     shmem.barrier_all()
     if shmem.my_pe() != 0:
         return None
@@ -69,16 +172,41 @@ def run(transport="shm", output="machine.json", iters=200, quick=False):
     f = fit_alpha_beta(points)
     link = {"bandwidth_GBps": round(1 / f.beta_s_per_byte / 1e9, 3) if f.beta_s_per_byte else 1e6,
             "latency_us": round(f.alpha_s * 1e6, 4)}
-    topo = {"name": "this", "nodes": 1, "devices_per_node": shmem.n_pes(), "intra": link, "intra_multicast": False,
-            "nic": link, "nics_per_node": 1, "reduce_GBps": round(_reduce_GBps(), 3),
+    return {"name": "this", "nodes": 1, "devices_per_node": shmem.n_pes(), "intra": link, "intra_multicast": False,
+            "nic": link, "nics_per_node": 1, "reduce_GBps": _reduce_GBps(),
+            "sync_latency_us": round(max(0.001, sync_us - gap), 4), "gap_us": round(gap, 4), "overhead_us": round(gap, 4), "bandwidth_curve": curve,
             "calibration": {"transport": transport, "test": "put_latency (blocking put + quiet, PE 0 -> PE 1)",
                             "points": [{"bytes": n, "p50_us": round(t * 1e6, 4)} for n, t in points],
                             "alpha_us": f.alpha_s * 1e6, "beta_GBps": link["bandwidth_GBps"],
-                            "residual": f.residual, "outliers": list(f.outliers)}}
+                            "residual": f.residual, "outliers": list(f.outliers),
+                            "sync": "flags around a ring of all PEs at once (one round), PE 0's median, less o",
+                            "bandwidth_curve": "every PE puts to its right-hand neighbour at once; PE 0's median"}}
+
+
+def run(transport="shm", output="machine.json", iters=200, quick=False):
+    """Measures (:func:`measure`) and writes the file (PE 0); every PE must call it.
+
+    Args:
+        transport: ``shm`` or ``ucx``.
+        output: the JSON file PE 0 writes.
+        iters: timed iterations per size.
+        quick: three sizes and few iterations (the tests' run).
+
+    Returns:
+        dict: the topology written (PE 0), None on the other PEs.
+
+    Raises:
+        InvalidArgumentError: fewer than 2 PEs, or an unknown transport.
+    """
+    topo = measure(transport, None, iters, quick)
+    if topo is None:
+        return None
     with open(output, "w") as fh:
         json.dump(topo, fh, indent=1)
-    print(f"pyshmem.model calibrate: {transport}, {shmem.n_pes()} PEs: alpha {f.alpha_s * 1e6:.3f} us, "
-          f"beta {link['bandwidth_GBps']:.2f} GB/s, reduction {topo['reduce_GBps']:.1f} GB/s; fit residual "
-          f"{100 * f.residual:.1f} % (median relative error over {f.points} sizes), outliers: "
-          f"{', '.join(map(str, f.outliers)) or 'none'}; wrote {output}", flush=True)
+    cal = topo["calibration"]
+    print(f"pyshmem.model calibrate: {transport}, {topo['devices_per_node']} PEs: alpha {cal['alpha_us']:.3f} us, "
+          f"beta {cal['beta_GBps']:.2f} GB/s, reduction {topo['reduce_GBps']['float32']:.1f} GB/s (float32), "
+          f"barrier round {topo['sync_latency_us']:.3f} us, gap {topo['gap_us']:.3f} us; fit residual "
+          f"{100 * cal['residual']:.1f} % (median relative error over {len(cal['points'])} sizes), outliers: "
+          f"{', '.join(map(str, cal['outliers'])) or 'none'}; wrote {output}", flush=True)
     return topo

@@ -35,7 +35,18 @@ class Topology:
         nic: one NIC's link to the network (bandwidth per direction).
         nics_per_node: NICs per node (rails); a device's share is nics_per_node / devices_per_node.
         oversubscription: the network's bisection oversubscription (1: non-blocking fat tree).
-        reduce_GBps: a device's reduction throughput, bytes of input per second (γ = 1/this).
+        reduce_GBps: a device's reduction throughput in GB/s of input (γ = 1/this): one
+            number, or per dtype ``{"float32": 20, "float64": 18, "default": 20}``.
+        sync_latency_us: one round of a barrier (a flag written, seen by a waiting peer);
+            0: the link's latency.
+        gap_us: LogGP's g, the least interval between two messages a device sends (its
+            message rate's inverse); 0: no limit beyond bandwidth.
+        overhead_us: LogGP's o, the CPU time of one host call (pyshmem's own collectives
+            and barrier pay it once per call); 0 for devices that issue from kernels.
+        tflops: a device's dense compute rate (TFLOP/s) for ``overlap``; 0: unknown.
+        bandwidth_curve: ((bytes, GB/s), ...) ascending: a device's copy bandwidth in
+            the node against the copy's size with every device copying at once, as
+            calibration measures it; () for none (the link's figure then).
     """
 
     name: str
@@ -46,12 +57,24 @@ class Topology:
     nic: Link
     nics_per_node: int
     oversubscription: float = 1.0
-    reduce_GBps: float = 1000.0
+    reduce_GBps: object = 1000.0
+    sync_latency_us: float = 0.0
+    gap_us: float = 0.0
+    overhead_us: float = 0.0
+    tflops: float = 0.0
+    bandwidth_curve: tuple = ()
 
     @property
     def npes(self):
         """Ranks (devices) in the whole cluster."""
         return self.nodes * self.devices_per_node
+
+    def reduce_throughput(self, dtype="float32"):
+        """GB/s of reduction input for `dtype` (the per-type figure, else ``default``)."""
+        r = self.reduce_GBps
+        if not isinstance(r, dict):
+            return r
+        return r.get(str(dtype), r.get("default", next(iter(r.values()))))
 
 
 def _field(d, key, kind, where, positive=True, allow_zero=False):
@@ -107,9 +130,41 @@ def from_dict(d, name=None):
                     nodes=_field(d, "nodes", int, where), devices_per_node=_field(d, "devices_per_node", int, where),
                     intra=_link(d, "intra", where), intra_multicast=_field(d, "intra_multicast", bool, where),
                     nic=_link(d, "nic", where), nics_per_node=_field(d, "nics_per_node", int, where, allow_zero=True),
-                    oversubscription=_field({"oversubscription": d.get("oversubscription", 1.0)}, "oversubscription",
-                                            float, where),
-                    reduce_GBps=_field({"reduce_GBps": d.get("reduce_GBps", 1000.0)}, "reduce_GBps", float, where))
+                    oversubscription=_optional(d, "oversubscription", 1.0, where),
+                    reduce_GBps=_reduce(d, where),
+                    sync_latency_us=_optional(d, "sync_latency_us", 0.0, where, allow_zero=True),
+                    gap_us=_optional(d, "gap_us", 0.0, where, allow_zero=True),
+                    overhead_us=_optional(d, "overhead_us", 0.0, where, allow_zero=True),
+                    tflops=_optional(d, "tflops", 0.0, where, allow_zero=True),
+                    bandwidth_curve=_curve(d, where))
+
+
+def _curve(d, where):
+    v = d.get("bandwidth_curve", [])
+    ok = isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v)
+    pts = []
+    if ok:
+        for i, (n, gbps) in enumerate(v):
+            pts.append((_field({"bytes": n}, "bytes", int, f"{where}.bandwidth_curve[{i}]"),
+                        _field({"GBps": gbps}, "GBps", float, f"{where}.bandwidth_curve[{i}]")))
+    if not ok or [n for n, _ in pts] != sorted({n for n, _ in pts}):
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field 'bandwidth_curve' must be a list of "
+                                   "[bytes, GB/s] pairs with sizes ascending, each once")
+    return tuple(pts)
+
+
+def _optional(d, key, default, where, allow_zero=False):
+    return _field({key: d.get(key, default)}, key, float, where, allow_zero=allow_zero)
+
+
+def _reduce(d, where):
+    v = d.get("reduce_GBps", 1000.0)
+    if not isinstance(v, dict):
+        return _field({"reduce_GBps": v}, "reduce_GBps", float, where)
+    if not v:
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field 'reduce_GBps' is an empty object; give "
+                                   "a number or {dtype: GB/s}")
+    return {str(k): _field(v, k, float, f"{where}.reduce_GBps") for k in v}
 
 
 # ---- presets --------------------------------------------------------------------
@@ -122,6 +177,13 @@ def from_dict(d, name=None):
 #  [NVL72] NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs in one NVLink domain,
 #         NVLink 5 at 1.8 TB/s per GPU (900 GB/s per direction).
 #  [PCIe] PCI Express 5.0 x16: 32 GT/s x 16 lanes, 128b/130b: 63 GB/s per direction.
+#  [H800] NVIDIA H800 SXM: NVLink 400 GB/s (200 GB/s per direction); DeepEP's README
+#         (docs/legacy.md, "Performance") describes its test H800s as "~160 GB/s NVLink
+#         maximum bandwidth", each with one CX7 400 Gb/s InfiniBand NIC ("~50 GB/s").
+# Compute (`tflops`, dense BF16 tensor-core TFLOP/s, for the overlap model): 989 for
+# H100/H200/H800 SXM and 756 for H100 PCIe [H100][H200] (the datasheets' 1,979 and
+# 1,513 are "with sparsity", twice the dense rate); 2,500 per Blackwell GPU of an NVL72
+# [NVL72: 180 PFLOPS dense FP16/BF16 over 72 GPUs].
 # Latencies and reduction throughputs are assumptions (no datasheet gives them): 1 µs
 # for a small NVLink transfer through NVSwitch, 2 µs over PCIe, 3 µs NIC to NIC through
 # one InfiniBand switch; a GPU reduces at 1,000 GB/s of input (of its ~3.35-4.8 TB/s
@@ -132,24 +194,28 @@ _NDR_NIC = Link(50.0, 3.0)
 
 
 def _dgx(name, nodes):
+    if name.startswith("hgx-h800"):
+        return Topology(name=name, nodes=nodes, devices_per_node=8, intra=Link(200.0, 1.0), intra_multicast=True,
+                        nic=_NDR_NIC, nics_per_node=8, tflops=989.0)
     return Topology(name=name, nodes=nodes, devices_per_node=8, intra=_NVLINK4, intra_multicast=True, nic=_NDR_NIC,
-                    nics_per_node=8)
+                    nics_per_node=8, tflops=989.0)
 
 
 PRESETS = {
     "dgx-h100": lambda: _dgx("dgx-h100", 1),
     "dgx-h200": lambda: _dgx("dgx-h200", 1),
+    "hgx-h800": lambda: _dgx("hgx-h800", 1),
     "gb200-nvl72": lambda: Topology(name="gb200-nvl72", nodes=1, devices_per_node=72, intra=Link(900.0, 1.0),
-                                    intra_multicast=True, nic=Link(100.0, 3.0), nics_per_node=72),
+                                    intra_multicast=True, nic=Link(100.0, 3.0), nics_per_node=72, tflops=2500.0),
     "pcie-8gpu": lambda: Topology(name="pcie-8gpu", nodes=1, devices_per_node=8, intra=Link(63.0, 2.0),
-                                  intra_multicast=False, nic=Link(50.0, 3.0), nics_per_node=1),
+                                  intra_multicast=False, nic=Link(50.0, 3.0), nics_per_node=1, tflops=756.0),
 }
-_MULTI = re.compile(r"^(dgx-h100|dgx-h200)x([1-9][0-9]*)$")
+_MULTI = re.compile(r"^(dgx-h100|dgx-h200|hgx-h800)x([1-9][0-9]*)$")
 
 
 def preset_names():
-    """The preset names (``dgx-h100xN``/``dgx-h200xN`` for any N as well)."""
-    return sorted(PRESETS) + ["dgx-h100xN", "dgx-h200xN"]
+    """The preset names (``dgx-h100xN``/``dgx-h200xN``/``hgx-h800xN`` for any N as well)."""
+    return sorted(PRESETS) + ["dgx-h100xN", "dgx-h200xN", "hgx-h800xN"]
 
 
 def load(spec):
