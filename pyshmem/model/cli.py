@@ -1,4 +1,4 @@
-"""python -m pyshmem.model {predict,scale,list}: the model's command line.
+"""python -m pyshmem.model {predict,scale,list,calibrate,replay,validate}: the model's command line.
 
   predict COLLECTIVE --topology T [--npes P] [--algo all|a,b] [--sizes 1K:8G] [--json] [--plot PNG]
       a table of time, algbw and busbw (nccl-tests' definitions) per size and
@@ -10,6 +10,8 @@
   calibrate [--transport shm|ucx] [-o machine.json]   (under shmemrun -n 2 or more)
       this machine's α, β (put latency over sizes, robust fit), bandwidth curve, barrier
       round, gap and γ as a topology file; --topology this reads ./machine.json
+  replay TRACE_DIR --topology T [--map block|cyclic] [--json]
+      a PYSHMEM_TRACE recording priced on T, per phase (split at collectives) and per PE
   validate [--npes 2,4] [--sizes 8:64M] [--json FILE]   (starts the PEs, or under shmemrun)
       measured against predicted on this machine, presets against published figures,
       and last a line `geometric-mean error: X %`
@@ -22,12 +24,10 @@ import re
 import sys
 
 from pyshmem.errors import InvalidArgumentError, ShmemError
+from pyshmem.trace_file import TraceError
 from pyshmem.model import algorithms, topology
 from pyshmem.model.predict import best, predict
 from pyshmem.perftest.sizes import parse_size, sizes_of
-
-NOT_BUILT = {"replay": "predicting a PYSHMEM_TRACE recording on another topology"}
-
 
 def _size_range(text):
     """'1K:8G' (doubling) or '8,64,1M' -> sizes."""
@@ -187,25 +187,28 @@ def _parser():
     va.add_argument("--json", metavar="FILE", help="also write every case as a JSON line")
     va.add_argument("--no-published", action="store_true", help="leave out the published-figures table")
     va.add_argument("--worker", metavar="PATH", help=argparse.SUPPRESS)  # one PE count's run, under shmemrun
-    for name, what in NOT_BUILT.items():
-        sub.add_parser(name, help=f"not built yet: {what}")
+    rp = sub.add_parser("replay", help="price a PYSHMEM_TRACE recording on another topology, per phase and per PE")
+    rp.add_argument("trace_dir")
+    rp.add_argument("--topology", required=True)
+    rp.add_argument("--map", choices=("block", "cyclic"), default="block", help="PE i to node i // d, or i %% nodes")
+    rp.add_argument("--json", action="store_true")
     return p
 
 
 def main(argv=None, out=None):
-    """Runs the command line; returns the exit status (2: bad input or not built)."""
+    """Runs the command line; returns the exit status (2: bad input)."""
     out = out or sys.stdout
     a = _parser().parse_args(argv)
-    if a.command in NOT_BUILT:
-        print(f"python -m pyshmem.model {a.command}: not built yet ({NOT_BUILT[a.command]}); "
-              "see the feature-status table in docs/design.md", file=sys.stderr)
-        return 2
     try:
         if a.command == "calibrate":
             from pyshmem.model.calibrate import run
 
             run(a.transport, a.output, a.iters, a.quick)
             return 0
+        if a.command == "replay":
+            from pyshmem.model import replay
+
+            return replay.main(a.trace_dir, a.topology, a.map, out, a.json)
         if a.command == "validate":
             from pyshmem.model import validate
 
@@ -218,6 +221,6 @@ def main(argv=None, out=None):
                 raise InvalidArgumentError(f"pyshmem.model validate: --npes must be like 2,4, not {a.npes!r}") from None
             return validate.run(npes, a.sizes, a.iters, a.transport, a.json, out, not a.no_published)
         return {"predict": _cmd_predict, "scale": _cmd_scale, "list": _cmd_list}[a.command](a, out)
-    except (ShmemError, NotImplementedError) as e:
+    except (ShmemError, NotImplementedError, TraceError) as e:
         print(str(e), file=sys.stderr)  # errors name pyshmem.model and the call
         return 2
