@@ -40,22 +40,37 @@ def load(directory):
 
     Returns:
         list[dict]: per PE (ascending): pe, npes, names, events (NumPy records with t0/t1
-        in ns on a clock shared by all PEs), count, capacity.
+        in ns on a clock shared by all PEs), count, capacity, clock (how the PE's clock
+        was put on PE 0's: see :func:`clock_shift`).
 
     Raises:
         TraceError: no trace files, or a file that is not one.
     """
     pes = load_raw(directory)
-    # PEs on PE 0's node share its CLOCK_MONOTONIC; others are aligned on init's barrier.
     ref = pes[0]
     for p in pes:
-        shift = 0 if p["node"] == ref["node"] else ref["t_sync"] - p["t_sync"]
+        shift, p["clock"] = clock_shift(p, ref)
         if shift:
             ev = p["events"].copy()
             ev["t0"] += shift
             ev["t1"] += shift
             p["events"] = ev
     return pes
+
+
+def clock_shift(p, ref):
+    """(ns to add to PE `p`'s timestamps, how it was found) to put them on PE `ref`'s clock.
+
+    PEs of PE 0's node share its CLOCK_MONOTONIC (shift 0, ``"same clock"``); others
+    use the init-time round-trip estimate (``"estimated: +X us ± U us"``) or, in traces
+    without one, init's final barrier (``"init barrier"``: the barrier's skew is the error).
+    """
+    if p["node"] == ref["node"]:
+        return 0, "same clock"
+    if p.get("clock_offset_ns") is not None:
+        return -p["clock_offset_ns"], (f"estimated: {p['clock_offset_ns'] / 1e3:+.3f} us ± "
+                                       f"{p['clock_uncertainty_ns'] / 1e3:.3f} us against PE 0")
+    return ref["t_sync"] - p["t_sync"], "init barrier"
 
 
 def _origin(pes):
@@ -107,6 +122,9 @@ def summary(pes):
         lines.append(f"| {p['pe']} | {len(ev)}/{p['count']} | {span:.3f} | {dur[ev['kind'] == 4].sum():.3f} | "
                      f"{dur[ev['kind'] == 5].sum():.3f} | "
                      + (", ".join(f"PE {q}: {b}" for q, b in sorted(per_peer.items())) or "-") + " |")
+    own = [p for p in pes if p.get("clock", "same clock") != "same clock"]
+    for p in own:
+        lines.append(f"PE {p['pe']}'s clock: {p['clock']}")
     dropped = [p["pe"] for p in pes if p["count"] > p["capacity"]]
     if dropped:
         lines.append(f"PEs {dropped} recorded more events than PYSHMEM_TRACE_EVENTS: only the newest are kept.")

@@ -23,6 +23,8 @@ bool g_trace_on = false;
 
 namespace {
 
+int64_t g_skew_ns = 0;  // PYSHMEM_TRACE_TEST_CLOCK_SKEW_NS
+
 constexpr int kMaxNames = 256;
 constexpr size_t kNameBytes = 48;
 
@@ -114,12 +116,16 @@ void trace_init(State& s) {
   t->ring.resize(static_cast<size_t>(n));
   std::snprintf(t->path, sizeof t->path, "%s/trace-pe%d.bin", dir.c_str(), s.pe);
   std::memcpy(t->header.magic, "PYSHTRC1", 8);
-  t->header.version = 1;
+  t->header.version = 2;
   t->header.pe = s.pe;
   t->header.npes = s.npes;
   t->header.capacity = static_cast<uint64_t>(n);
-  t->header.t_sync_ns = monotonic_ns();
-  t->header.node = std::hash<std::string>{}(s.node_id);
+  g_skew_ns = s.config.TRACE_TEST_CLOCK_SKEW_NS;
+  t->header.t_sync_ns = trace_now_ns();
+  t->header.clock_offset_ns = -1;
+  t->header.clock_uncertainty_ns = -1;
+  // A test-skewed clock is its own clock domain, as another host's would be.
+  t->header.node = std::hash<std::string>{}(g_skew_ns ? s.node_id + "/test-clock-skew" : s.node_id);
   const int fd = ::open(t->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
     fail(PYSHMEM_ERR_SYSTEM, "pyshmem.init",
@@ -135,9 +141,19 @@ void trace_init(State& s) {
   if (!(g_old_term.sa_flags & SA_SIGINFO) && g_old_term.sa_handler == SIG_DFL) sigaction(SIGTERM, &sa, nullptr);
 }
 
+int64_t trace_now_ns() { return monotonic_ns() + g_skew_ns; }
+
+void trace_set_clock(int64_t offset_ns, int64_t uncertainty_ns) {
+  if (!g_trace) return;
+  g_trace->header.clock_offset_ns = offset_ns;
+  g_trace->header.clock_uncertainty_ns = uncertainty_ns;
+}
+
 void trace_record(TraceKind kind, const char* name, int peer, uint64_t bytes, int64_t t0_ns, int64_t t1_ns) {
   Trace* t = g_trace;
   if (!t) return;
+  t0_ns += g_skew_ns;  // callers read CLOCK_MONOTONIC; the file holds the trace's clock
+  t1_ns += g_skew_ns;
   if (t_thread < 0) t_thread = t->threads.fetch_add(1, std::memory_order_relaxed);
   const uint64_t k = t->count.fetch_add(1, std::memory_order_relaxed);
   TraceEvent& e = t->ring[k % t->ring.size()];

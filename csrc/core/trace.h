@@ -6,7 +6,7 @@
 // SIGTERM (the launcher ending a job), written with async-signal-safe calls only. With
 // tracing off every site costs one test of g_trace_on.
 //
-// File layout (little-endian; pyshmem/trace.py reads it): a 64-byte TraceHeader, then
+// File layout (little-endian; pyshmem/trace_file.py reads it): an 80-byte TraceHeader, then
 // `names` NUL-padded 48-byte event names, then min(count, capacity) TraceEvents, oldest
 // first.
 #pragma once
@@ -43,18 +43,28 @@ static_assert(sizeof(TraceEvent) == 40, "the trace file's event record");
 
 struct TraceHeader {
   char magic[8];      // "PYSHTRC1"
-  uint32_t version;   // 1
+  uint32_t version;   // 2 (1: 64 bytes, without the clock fields)
   int32_t pe, npes;
   uint32_t names;     // entries of the name table
   uint64_t count;     // events recorded (the ring keeps the last `capacity`)
   uint64_t capacity;
   int64_t t_sync_ns;  // CLOCK_MONOTONIC when init's final barrier returned
-  uint64_t node;      // hash of the node's id: PEs with equal values share a clock
+  uint64_t node;      // hash of the node's id: PEs with equal values share a clock (a
+                      // PYSHMEM_TRACE_TEST_CLOCK_SKEW_NS clock gets a value of its own)
   uint64_t pad;
+  // This PE's trace clock minus PE 0's, estimated at init (host/clock_offset.h), and
+  // the estimate's uncertainty (half the fastest round trip); -1 when not estimated.
+  int64_t clock_offset_ns;
+  int64_t clock_uncertainty_ns;
 };
-static_assert(sizeof(TraceHeader) == 64, "the trace file's header");
+static_assert(sizeof(TraceHeader) == 80, "the trace file's header");
 
 extern bool g_trace_on;
+
+// The trace's clock: CLOCK_MONOTONIC, shifted by PYSHMEM_TRACE_TEST_CLOCK_SKEW_NS.
+int64_t trace_now_ns();
+// Stores the clock-offset estimate in the header (written at every flush).
+void trace_set_clock(int64_t offset_ns, int64_t uncertainty_ns);
 
 // Reads PYSHMEM_TRACE / PYSHMEM_TRACE_EVENTS at the end of init.
 void trace_init(State& s);

@@ -16,6 +16,7 @@
 #include "core/state.h"
 #include "core/backoff.h"
 #include "core/trace.h"
+#include "host/clock_offset.h"
 #include "host/hang_report.h"
 #include "cuda/gpu_heap.h"
 #include "heap/allocator.h"
@@ -153,6 +154,7 @@ void init() {
     g_global_exit_word = &s.heap.sys(s.pe)->global_exit;
     hang_init(s);
     trace_init(s);
+    trace_clock_estimate(s);  // collective: one allgather, and round trips when every PE traces
     static const RingMemory pinned{gpu_pinned_alloc, gpu_pinned_free};  // for GPU kernels' ring
     proxy_start(s, &pinned);
     gpu_state_set_proxy(proxy_fifo(s, /*gpu=*/true));

@@ -18,7 +18,8 @@ nodes (``--map cyclic``):
 
 A phase's predicted time is the slowest PE's point-to-point total in it plus its
 collective; the recorded time is the slowest PE's wall time from the phase's start
-to its collective's end on the trace's shared clock (pyshmem.trace.load).
+to its collective's end on the trace's shared clock (pyshmem.trace.load, which puts
+PEs of other hosts on PE 0's clock by init's clock-offset estimate).
 """
 
 import math

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -254,3 +255,62 @@ def test_phases_of_a_traced_ping_pong_over_ucx(tmp_path, api):
         assert sum(parts) == pytest.approx(t["total_us"], abs=1e-3), t
         assert (t["issue -> proxy start"] is not None) == (api == "device"), t
     assert "one way, total" in cli.stdout and "issue -> proxy start" in cli.stdout
+
+
+def _skewed(tmp_path, skew_ns, program="model_replay.py"):
+    """A wrapper that gives PE 1 (only) a trace clock shifted by skew_ns."""
+    wrapper = tmp_path / "skewed.sh"
+    wrapper.write_text("#!/bin/sh\n"
+                       f'if [ "$PYSHMEM_PE" = 1 ]; then export PYSHMEM_TRACE_TEST_CLOCK_SKEW_NS={skew_ns}; fi\n'
+                       f'exec "{sys.executable}" "{Path(__file__).parent / "programs" / program}"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _last_barrier_end(p):
+    return max(int(e["t1"]) for e in p["events"] if p["names"][e["name"]] == "pyshmem.barrier_all")
+
+
+def test_init_estimates_a_shifted_clock_and_the_timeline_undoes_it(tmp_path):
+    from pyshmem.trace import load, summary
+    from pyshmem.trace_file import load_raw
+
+    skew = 5_000_000_000  # PE 1's clock runs 5 s ahead, as another host's might
+    d = tmp_path / "tr"
+    proc = run_pes(_skewed(tmp_path, skew), 3, env={"PYSHMEM_TRACE": str(d)}, timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    raw = load_raw(d)
+    assert raw[0]["clock_offset_ns"] == 0 and raw[0]["clock_uncertainty_ns"] == 0
+    off, unc = raw[1]["clock_offset_ns"], raw[1]["clock_uncertainty_ns"]
+    assert 0 <= unc < 5_000_000 and abs(off - skew) <= unc + 100_000, (off, unc)  # within its bound (and noise)
+    assert abs(raw[2]["clock_offset_ns"]) <= raw[2]["clock_uncertainty_ns"] + 100_000  # PE 2 shares PE 0's clock
+    assert raw[1]["node"] != raw[0]["node"] == raw[2]["node"]  # the skewed clock is its own domain
+    assert abs(_last_barrier_end(raw[1]) - _last_barrier_end(raw[0])) > skew // 2  # as recorded: 5 s apart
+    pes = load(d)
+    assert abs(_last_barrier_end(pes[1]) - _last_barrier_end(pes[0])) < 20_000_000  # on one clock: together
+    assert [p["clock"] for p in pes][::2] == ["same clock", "same clock"]
+    assert pes[1]["clock"].startswith("estimated: +4999") and "against PE 0" in pes[1]["clock"]
+    assert "PE 1's clock: estimated: +" in summary(pes)
+
+
+def test_the_clock_estimate_over_ucx_finds_the_shift_too(tmp_path):
+    if ucx_unavailable():
+        pytest.skip(ucx_unavailable())
+    from pyshmem.trace_file import load_raw
+
+    skew = -3_000_000_000
+    d = tmp_path / "tr"
+    proc = run_pes(_skewed(tmp_path, skew), 2, env={"PYSHMEM_TRACE": str(d), "PYSHMEM_REMOTE_ONLY": "1"},
+                   timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    p1 = load_raw(d)[1]
+    assert abs(p1["clock_offset_ns"] - skew) <= p1["clock_uncertainty_ns"] + 200_000, p1
+
+
+def test_version_1_traces_without_a_clock_estimate_still_load(tmp_path):
+    from pyshmem.trace_file import HEADER, read
+
+    head = HEADER.pack(b"PYSHTRC1", 1, 0, 1, 0, 0, 8, 123, 7, 0)
+    (tmp_path / "trace-pe0.bin").write_bytes(head)
+    p = read(tmp_path / "trace-pe0.bin")
+    assert (p["t_sync"], p["node"], p["clock_offset_ns"], len(p["events"])) == (123, 7, None, 0)

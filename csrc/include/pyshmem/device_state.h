@@ -78,7 +78,10 @@ typedef struct pyshmem_sys_area {
   pyshmem_sys_flag barrier[PYSHMEM_SYS_BARRIER_ROUNDS]; /* dissemination: arrivals per round */
   pyshmem_sys_wait wait;
   uint64_t op_count; /* operations recorded so far; the newest is ops[(op_count - 1) % RING] */
-  uint64_t pad1[7];
+  uint64_t clock_ping;  /* trace clock estimate at init: PE 0 sets a PE's round tag here */
+  uint64_t clock_pong;  /* PE 0's copy: the answering PE sets the round tag after its stamp */
+  int64_t clock_stamp;  /* PE 0's copy: the answering PE's trace clock when the ping arrived */
+  uint64_t pad1[4];
   pyshmem_sys_op ops[PYSHMEM_SYS_OP_RING];
 } pyshmem_sys_area;
 
