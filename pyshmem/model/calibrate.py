@@ -4,7 +4,8 @@ Every figure comes from point-to-point transfers and local arithmetic, never fro
 collective (so `validate` can compare collectives with what this predicts):
 
 - α and β: PE 0 times blocking put + quiet to PE 1 (perftest's put_latency, checked
-  transfers) over sizes 8 B to 2 MiB (or the sizes given) and fits them
+  transfers; ``--api device``: from a kernel thread) over sizes 8 B to 2 MiB (or the
+  sizes given) and fits them
   (:func:`pyshmem.model.fit.fit_alpha_beta` on each size's median);
 - the bandwidth curve: every PE puts the same size to its right-hand neighbour at once
   (then quiet and a barrier), PE 0's median per size: bandwidth per device under the
@@ -126,12 +127,16 @@ def _gap_us(shmem, count=2000):
     return best / count * 1e6
 
 
-def measure(transport="shm", sizes=None, iters=200, quick=False):
+def measure(transport="shm", sizes=None, iters=200, quick=False, api="host"):
     """Measures this machine; every PE must call it (the runtime must not be started yet
     when `transport` matters, as it sets PYSHMEM_REMOTE_ONLY before init).
 
     Args:
         transport: ``shm`` (load/store between the node's PEs) or ``ucx``.
+        api: ``host`` (the link is the host API's put + quiet) or ``device`` (the device
+            API's put + quiet from a kernel thread, perftest's ``--api device``: on the
+            CPU build with ``ucx`` that is the proxy's path; o is 0 there, g the
+            inverse of the device API's 8-byte put message rate).
         sizes: the sizes to fit and to measure the bandwidth curve at (default 8 B - 2 MiB).
         iters: timed iterations per size.
         quick: three sizes and few iterations (the tests' run).
@@ -140,12 +145,14 @@ def measure(transport="shm", sizes=None, iters=200, quick=False):
         dict: the topology (Topology's fields plus ``calibration``) on PE 0, None elsewhere.
 
     Raises:
-        InvalidArgumentError: fewer than 2 PEs, or an unknown transport.
+        InvalidArgumentError: fewer than 2 PEs, or an unknown transport or api.
     """
     from pyshmem.errors import InvalidArgumentError
 
     if transport not in ("shm", "ucx"):
         raise InvalidArgumentError(f"pyshmem.model calibrate: --transport must be shm or ucx, not {transport!r}")
+    if api not in ("host", "device"):
+        raise InvalidArgumentError(f"pyshmem.model calibrate: --api must be host or device, not {api!r}")
     os.environ["PYSHMEM_REMOTE_ONLY"] = "1" if transport == "ucx" else "0"  # before the runtime starts
     import pyshmem as shmem
     from pyshmem.model.fit import fit_alpha_beta
@@ -157,15 +164,26 @@ def measure(transport="shm", sizes=None, iters=200, quick=False):
     sizes = sorted(sizes or (QUICK_SIZES if quick else SIZES))
     iters = min(iters, 20) if quick else iters
 
-    def opts(test):
-        return _parser(TESTS).parse_args([test, "-b", str(sizes[0]), "-e", str(sizes[-1]), "-n", str(iters),
-                                          "-w", str(max(2, iters // 10))])
+    def opts(test, lo=sizes[0], hi=sizes[-1]):
+        return _parser(TESTS).parse_args([test, "-b", str(lo), "-e", str(hi), "-n", str(iters), "-w",
+                                          str(max(2, iters // 10)), "--api", api])
 
-    rows = TESTS["put_latency"][0](opts("put_latency"), sizes)
+    # The host-side figures first: kernel threads a device run leaves idle for a while
+    # still take CPU time from a ring of flags on a host with few CPUs.
     sync_us = _sync_round_us(shmem, max(iters, 200))
     curve = _curve(shmem, sizes, iters)
     gap = _gap_us(shmem)
+    if api == "device":
+        from pyshmem.perftest.device import run as device_run
+
+        rows = device_run(opts("put_latency"), sizes)
+        rate = device_run(opts("put_bw", 8, 8), [8])
+    else:
+        rows = TESTS["put_latency"][0](opts("put_latency"), sizes)
     shmem.barrier_all()
+    overhead, host_o = gap, gap
+    if api == "device" and shmem.my_pe() == 0:
+        gap, overhead = 1.0 / rate[0]["msg_rate_mps"], 0.0  # a kernel thread's stream; no host call
     if shmem.my_pe() != 0:
         return None
     points = [(r["bytes"], r["lat_p50_us"] * 1e-6) for r in rows]
@@ -174,8 +192,10 @@ def measure(transport="shm", sizes=None, iters=200, quick=False):
             "latency_us": round(f.alpha_s * 1e6, 4)}
     return {"name": "this", "nodes": 1, "devices_per_node": shmem.n_pes(), "intra": link, "intra_multicast": False,
             "nic": link, "nics_per_node": 1, "reduce_GBps": _reduce_GBps(),
-            "sync_latency_us": round(max(0.001, sync_us - gap), 4), "gap_us": round(gap, 4), "overhead_us": round(gap, 4), "bandwidth_curve": curve,
-            "calibration": {"transport": transport, "test": "put_latency (blocking put + quiet, PE 0 -> PE 1)",
+            "sync_latency_us": round(max(0.001, sync_us - host_o), 4), "gap_us": round(gap, 4),
+            "overhead_us": round(overhead, 4), "bandwidth_curve": curve,
+            "calibration": {"transport": transport, "api": api,
+                            "test": f"put_latency --api {api} (blocking put + quiet, PE 0 -> PE 1)",
                             "points": [{"bytes": n, "p50_us": round(t * 1e6, 4)} for n, t in points],
                             "alpha_us": f.alpha_s * 1e6, "beta_GBps": link["bandwidth_GBps"],
                             "residual": f.residual, "outliers": list(f.outliers),
@@ -183,11 +203,12 @@ def measure(transport="shm", sizes=None, iters=200, quick=False):
                             "bandwidth_curve": "every PE puts to its right-hand neighbour at once; PE 0's median"}}
 
 
-def run(transport="shm", output="machine.json", iters=200, quick=False):
+def run(transport="shm", output="machine.json", iters=200, quick=False, api="host"):
     """Measures (:func:`measure`) and writes the file (PE 0); every PE must call it.
 
     Args:
         transport: ``shm`` or ``ucx``.
+        api: ``host`` or ``device`` (see :func:`measure`).
         output: the JSON file PE 0 writes.
         iters: timed iterations per size.
         quick: three sizes and few iterations (the tests' run).
@@ -198,13 +219,13 @@ def run(transport="shm", output="machine.json", iters=200, quick=False):
     Raises:
         InvalidArgumentError: fewer than 2 PEs, or an unknown transport.
     """
-    topo = measure(transport, None, iters, quick)
+    topo = measure(transport, None, iters, quick, api)
     if topo is None:
         return None
     with open(output, "w") as fh:
         json.dump(topo, fh, indent=1)
     cal = topo["calibration"]
-    print(f"pyshmem.model calibrate: {transport}, {topo['devices_per_node']} PEs: alpha {cal['alpha_us']:.3f} us, "
+    print(f"pyshmem.model calibrate: {transport}, {api} API, {topo['devices_per_node']} PEs: alpha {cal['alpha_us']:.3f} us, "
           f"beta {cal['beta_GBps']:.2f} GB/s, reduction {topo['reduce_GBps']['float32']:.1f} GB/s (float32), "
           f"barrier round {topo['sync_latency_us']:.3f} us, gap {topo['gap_us']:.3f} us; fit residual "
           f"{100 * cal['residual']:.1f} % (median relative error over {len(cal['points'])} sizes), outliers: "

@@ -7,7 +7,7 @@
       the same for one size over cluster sizes (N nodes of the preset, doubling)
   list
       the algorithm table with each cost formula, and the topology presets
-  calibrate [--transport shm|ucx] [-o machine.json]   (under shmemrun -n 2 or more)
+  calibrate [--transport shm|ucx] [--api host|device] [-o machine.json]   (under shmemrun -n 2 or more)
       this machine's α, β (put latency over sizes, robust fit), bandwidth curve, barrier
       round, gap and γ as a topology file; --topology this reads ./machine.json
   replay TRACE_DIR --topology T [--map block|cyclic] [--json]
@@ -175,6 +175,8 @@ def _parser():
     sub.add_parser("list", help="the algorithm table and the presets")
     ca = sub.add_parser("calibrate", help="under shmemrun: fit this machine's α, β, γ into a topology file")
     ca.add_argument("--transport", choices=("shm", "ucx"), default="shm")
+    ca.add_argument("--api", choices=("host", "device"), default="host",
+                    help="fit the host API's put or the device API's (a kernel thread's; with ucx: the proxy's path)")
     ca.add_argument("-o", "--output", default="machine.json")
     ca.add_argument("-n", "--iters", type=int, default=200, help="timed iterations per size")
     ca.add_argument("--quick", action="store_true", help="three sizes, few iterations")
@@ -203,7 +205,7 @@ def main(argv=None, out=None):
         if a.command == "calibrate":
             from pyshmem.model.calibrate import run
 
-            run(a.transport, a.output, a.iters, a.quick)
+            run(a.transport, a.output, a.iters, a.quick, a.api)
             return 0
         if a.command == "replay":
             from pyshmem.model import replay

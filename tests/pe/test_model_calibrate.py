@@ -17,7 +17,7 @@ def test_calibrate_writes_a_topology_predict_can_use(tmp_path, transport):
     out = tmp_path / "machine.json"
     proc = run_pes("-m pyshmem.model", 2, "calibrate", "--quick", "--transport", transport, "-o", out, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"pyshmem.model calibrate: {transport}, 2 PEs: alpha " in proc.stdout, proc.stdout
+    assert f"pyshmem.model calibrate: {transport}, host API, 2 PEs: alpha " in proc.stdout, proc.stdout
     topo = json.loads(out.read_text())
     cal = topo["calibration"]
     assert topo["devices_per_node"] == 2 and cal["transport"] == transport
@@ -33,6 +33,18 @@ def test_calibrate_writes_a_topology_predict_can_use(tmp_path, transport):
                            "--sizes", "8,1M", "--json"], capture_output=True, text=True, cwd=REPO, timeout=60)
     recs = [json.loads(line) for line in pred.stdout.splitlines()]
     assert recs and all(r["npes"] == 2 for r in recs), pred.stderr
+
+
+def test_calibrate_the_device_api_path(tmp_path):
+    out = tmp_path / "device.json"
+    proc = run_pes("-m pyshmem.model", 2, "calibrate", "--quick", "--api", "device", "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "pyshmem.model calibrate: shm, device API, 2 PEs: alpha " in proc.stdout, proc.stdout
+    topo = json.loads(out.read_text())
+    cal = topo["calibration"]
+    assert cal["api"] == "device" and cal["test"].startswith("put_latency --api device")
+    assert [p["bytes"] for p in cal["points"]] == [8, 512, 32768] and all(p["p50_us"] > 0 for p in cal["points"])
+    assert topo["overhead_us"] == 0 and topo["gap_us"] > 0  # issued from a kernel thread: no host call
 
 
 def test_calibrate_needs_two_pes(tmp_path):
