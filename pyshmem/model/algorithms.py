@@ -68,12 +68,13 @@ def flat_link(t, npes, pattern="neighbour"):
 
 
 def link_at(t, p, nbytes, pattern="all"):
-    """(α, β) of one transfer of `nbytes` among `p` ranks: off the node flat_link's; in
-    the node the link's α and, when the topology has a measured ``bandwidth_curve``, the
-    curve's β at that size (log-log interpolation, the end values beyond it)."""
+    """(α, β) of one transfer of `nbytes` among `p` ranks: flat_link's α, and β from
+    flat_link or, when the topology has a measured curve for the hop (``bandwidth_curve``
+    in the node, ``nic_curve`` between nodes), the curve's at that size (log-log
+    interpolation, the end values beyond it)."""
     a, b = flat_link(t, p, pattern)
-    curve = t.bandwidth_curve
-    if p > t.devices_per_node or not curve or nbytes <= 0:
+    curve = t.bandwidth_curve if p <= t.devices_per_node else t.nic_curve
+    if not curve or nbytes <= 0:
         return a, b
     sizes = [s for s, _ in curve]
     i = bisect.bisect_left(sizes, nbytes)
@@ -217,19 +218,17 @@ def _alltoall_bruck(t, p, n, dtype="float32"):
 
 
 @algorithm("barrier", "dissemination", "o + ⌈log2 P⌉·s (o: the topology's overhead_us; s: a round, its "
-           "sync_latency_us or α, across nodes at least the NIC's α)")
+           "sync_latency_us or else α)")
 def _barrier_dissemination(t, p, n, dtype="float32"):
     return t.overhead_us * 1e-6 + log2ceil(p) * sync_round(t, p) if p > 1 else 0.0
 
 
 def sync_round(t, p):
-    """Seconds of one barrier round among `p` ranks: the calibrated flag round trip's
-    half (sync_latency_us) if known, else the link's α; off-node never below the NIC's α."""
-    a, _ = flat_link(t, p, "all")
-    if not t.sync_latency_us:
-        return a
-    s = t.sync_latency_us * 1e-6
-    return s if p <= t.devices_per_node else max(s, a)
+    """Seconds of one barrier round among `p` ranks: the calibrated round
+    (sync_latency_us, measured on the path the PEs take) if known, else the link's α."""
+    if t.sync_latency_us:
+        return t.sync_latency_us * 1e-6
+    return flat_link(t, p, "all")[0]
 
 
 BUS_FACTOR = {  # nccl-tests' busbw = algbw * factor (docs/PERFORMANCE.md of nccl-tests)

@@ -9,10 +9,11 @@ collective (so `validate` can compare collectives with what this predicts):
   (:func:`pyshmem.model.fit.fit_alpha_beta` on each size's median);
 - the bandwidth curve: every PE puts the same size to its right-hand neighbour at once
   (then quiet and a barrier), PE 0's median per size: bandwidth per device under the
-  contention of all devices copying together, which the pull collectives see;
-- LogGP's o and g (``overhead_us``, ``gap_us``): the time per message of a stream of
-  8-byte non-blocking puts, which a CPU-driven transport cannot issue faster than its
-  host call, so the one figure is both;
+  contention of all devices copying together, which the pull collectives see
+  (``bandwidth_curve``; over UCX, where every peer is remote, ``nic_curve``);
+- LogGP's o (``overhead_us``): the time per call of a stream of 8-byte non-blocking
+  puts to the calling PE itself (a local copy: the host call's own cost); g
+  (``gap_us``): the same stream to PE 1, which pays the transport's issue cost too;
 - a barrier round (``sync_latency_us``): a round of flags around a ring of all PEs at
   once (each sets its right-hand neighbour's flag and waits for its own), less o;
 - γ per dtype: a NumPy add of 4 MiB arrays.
@@ -108,8 +109,9 @@ def _sync_round_us(shmem, iters):
     return statistics.median(times) * 1e6
 
 
-def _gap_us(shmem, count=2000):
-    """Microseconds per message of `count` 8-byte put_nbi from PE 0 to PE 1, then one quiet."""
+def _gap_us(shmem, target=1, count=2000):
+    """Microseconds per message of `count` 8-byte put_nbi from PE 0 to PE `target`, then
+    one quiet (to PE 0 itself: a local copy, so the host call's own cost)."""
     import numpy as np
 
     buf = shmem.zeros(8, np.uint8)
@@ -119,7 +121,7 @@ def _gap_us(shmem, count=2000):
         for _ in range(5):
             t0 = time.perf_counter()
             for _ in range(count):
-                shmem.put_nbi(view, view, 1)
+                shmem.put_nbi(view, view, target)
             shmem.quiet()
             best = min(best, time.perf_counter() - t0)
     shmem.barrier_all()
@@ -173,6 +175,7 @@ def measure(transport="shm", sizes=None, iters=200, quick=False, api="host"):
     sync_us = _sync_round_us(shmem, max(iters, 200))
     curve = _curve(shmem, sizes, iters)
     gap = _gap_us(shmem)
+    call = _gap_us(shmem, 0)
     if api == "device":
         from pyshmem.perftest.device import run as device_run
 
@@ -181,7 +184,7 @@ def measure(transport="shm", sizes=None, iters=200, quick=False, api="host"):
     else:
         rows = TESTS["put_latency"][0](opts("put_latency"), sizes)
     shmem.barrier_all()
-    overhead, host_o = gap, gap
+    overhead, host_o = call, call
     if api == "device" and shmem.my_pe() == 0:
         gap, overhead = 1.0 / rate[0]["msg_rate_mps"], 0.0  # a kernel thread's stream; no host call
     if shmem.my_pe() != 0:
@@ -190,10 +193,12 @@ def measure(transport="shm", sizes=None, iters=200, quick=False, api="host"):
     f = fit_alpha_beta(points)
     link = {"bandwidth_GBps": round(1 / f.beta_s_per_byte / 1e9, 3) if f.beta_s_per_byte else 1e6,
             "latency_us": round(f.alpha_s * 1e6, 4)}
-    return {"name": "this", "nodes": 1, "devices_per_node": shmem.n_pes(), "intra": link, "intra_multicast": False,
+    # Over UCX every peer is remote: each PE is a node of its own with the fitted NIC.
+    nodes, per_node = (shmem.n_pes(), 1) if transport == "ucx" else (1, shmem.n_pes())
+    return {"name": "this", "nodes": nodes, "devices_per_node": per_node, "intra": link, "intra_multicast": False,
             "nic": link, "nics_per_node": 1, "reduce_GBps": _reduce_GBps(),
             "sync_latency_us": round(max(0.001, sync_us - host_o), 4), "gap_us": round(gap, 4),
-            "overhead_us": round(overhead, 4), "bandwidth_curve": curve,
+            "overhead_us": round(overhead, 4), ("nic_curve" if transport == "ucx" else "bandwidth_curve"): curve,
             "calibration": {"transport": transport, "api": api,
                             "test": f"put_latency --api {api} (blocking put + quiet, PE 0 -> PE 1)",
                             "points": [{"bytes": n, "p50_us": round(t * 1e6, 4)} for n, t in points],
@@ -225,7 +230,7 @@ def run(transport="shm", output="machine.json", iters=200, quick=False, api="hos
     with open(output, "w") as fh:
         json.dump(topo, fh, indent=1)
     cal = topo["calibration"]
-    print(f"pyshmem.model calibrate: {transport}, {api} API, {topo['devices_per_node']} PEs: alpha {cal['alpha_us']:.3f} us, "
+    print(f"pyshmem.model calibrate: {transport}, {api} API, {topo['nodes'] * topo['devices_per_node']} PEs: alpha {cal['alpha_us']:.3f} us, "
           f"beta {cal['beta_GBps']:.2f} GB/s, reduction {topo['reduce_GBps']['float32']:.1f} GB/s (float32), "
           f"barrier round {topo['sync_latency_us']:.3f} us, gap {topo['gap_us']:.3f} us; fit residual "
           f"{100 * cal['residual']:.1f} % (median relative error over {len(cal['points'])} sizes), outliers: "

@@ -17,11 +17,19 @@ from pyshmem.model.algorithms import algorithm, gamma, link_at, log2ceil, sync_r
 RSAG_MIN = 64 << 10  # PYSHMEM_REDUCE_RSAG_MIN's default (csrc/core/env_vars.def)
 
 
-def _copies(t, p, block, count):
-    """Seconds for `count` copies of `block` bytes by one member, all members at once
-    (α per copy only when it crosses the network)."""
+def _copies(t, p, block, count, local=0):
+    """Seconds for `count` copies of `block` bytes by one member, all members at once,
+    `local` of them out of its own memory: α only for a copy that crosses the network
+    (a transport get), none in a node (a memcpy out of the mapped segment)."""
     a, b = link_at(t, p, block)
-    return count * ((a if p > t.devices_per_node else 0.0) + block * b)
+    remote = p > t.devices_per_node
+    return count * block * b + (count - local) * (a if remote else 0.0)
+
+
+def _reads(t, p, block, count):
+    """Seconds to fetch `count` remote sources of `block` bytes for combining: across
+    nodes a transport get each; in a node nothing beyond γ (the combine loads them)."""
+    return _copies(t, p, block, count) if p > t.devices_per_node else 0.0
 
 
 def barrier_time(t, p):
@@ -38,30 +46,36 @@ def _broadcast_pull(t, p, n, dtype="float32"):
     return _call(t) + 2 * barrier_time(t, p) + _copies(t, p, n, 1) if p > 1 else 0.0
 
 
-@algorithm("allgather", "pull", "o + 2B + P·(n/P)·β(n/P): each member copies every block, its own too")
+@algorithm("allgather", "pull", "o + 2B + P·(n/P)·β(n/P): each member copies every block, its own too "
+           "(+ (P-1)α across nodes)")
 def _allgather_pull(t, p, n, dtype="float32"):
-    return _call(t) + 2 * barrier_time(t, p) + _copies(t, p, n / p, p) if p > 1 else 0.0
+    return _call(t) + 2 * barrier_time(t, p) + _copies(t, p, n / p, p, local=1) if p > 1 else 0.0
 
 
-@algorithm("alltoall", "pull", "o + 2B + P·(n/P)·β(n/P): each member copies its block out of every source")
+@algorithm("alltoall", "pull", "o + 2B + P·(n/P)·β(n/P): each member copies its block out of every source "
+           "(+ (P-1)α across nodes)")
 def _alltoall_pull(t, p, n, dtype="float32"):
-    return _call(t) + 2 * barrier_time(t, p) + _copies(t, p, n / p, p) if p > 1 else 0.0
+    return _call(t) + 2 * barrier_time(t, p) + _copies(t, p, n / p, p, local=1) if p > 1 else 0.0
 
 
 @algorithm("allreduce", "pull_direct", "o + 2B + n·β(n) + (P-1)·nγ: each member copies one source and combines "
-           "the other P-1 into it (pyshmem below 64 KiB)")
+           "the other P-1 into it (across nodes fetching each: + (P-1)(α + nβ)); pyshmem below 64 KiB")
 def _allreduce_pull_direct(t, p, n, dtype="float32"):
-    return (_call(t) + 2 * barrier_time(t, p) + _copies(t, p, n, 1) + (p - 1) * n * gamma(t, dtype)
-            if p > 1 else 0.0)
+    if p <= 1:
+        return 0.0
+    return (_call(t) + 2 * barrier_time(t, p) + _copies(t, p, n, 1) + _reads(t, p, n, p - 1)
+            + (p - 1) * n * gamma(t, dtype))
 
 
 @algorithm("allreduce", "pull_rsag", "o + 3B + (P+1)·(n/P)·β(n/P) + (P-1)·(n/P)·γ: member i reduces range i "
-           "into scratch, copies it to its dest, then copies the other P-1 ranges (pyshmem from 64 KiB)")
+           "into scratch, copies it to its dest, then copies the other P-1 ranges (across nodes fetching the "
+           "ranges it combines: + (P-1)(α + (n/P)β)); pyshmem from 64 KiB")
 def _allreduce_pull_rsag(t, p, n, dtype="float32"):
     if p <= 1:
         return 0.0
     block = n / p
-    return _call(t) + 3 * barrier_time(t, p) + _copies(t, p, block, p + 1) + (p - 1) * block * gamma(t, dtype)
+    return (_call(t) + 3 * barrier_time(t, p) + _copies(t, p, block, p + 1, local=2) + _reads(t, p, block, p - 1)
+            + (p - 1) * block * gamma(t, dtype))
 
 
 def pyshmem_allreduce(n):

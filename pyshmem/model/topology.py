@@ -47,6 +47,8 @@ class Topology:
         bandwidth_curve: ((bytes, GB/s), ...) ascending: a device's copy bandwidth in
             the node against the copy's size with every device copying at once, as
             calibration measures it; () for none (the link's figure then).
+        nic_curve: the same for transfers between nodes (a device's share of the NICs,
+            all devices sending at once), as calibration over UCX measures it.
     """
 
     name: str
@@ -63,6 +65,7 @@ class Topology:
     overhead_us: float = 0.0
     tflops: float = 0.0
     bandwidth_curve: tuple = ()
+    nic_curve: tuple = ()
 
     @property
     def npes(self):
@@ -136,19 +139,19 @@ def from_dict(d, name=None):
                     gap_us=_optional(d, "gap_us", 0.0, where, allow_zero=True),
                     overhead_us=_optional(d, "overhead_us", 0.0, where, allow_zero=True),
                     tflops=_optional(d, "tflops", 0.0, where, allow_zero=True),
-                    bandwidth_curve=_curve(d, where))
+                    bandwidth_curve=_curve(d, where), nic_curve=_curve(d, where, "nic_curve"))
 
 
-def _curve(d, where):
-    v = d.get("bandwidth_curve", [])
+def _curve(d, where, key="bandwidth_curve"):
+    v = d.get(key, [])
     ok = isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v)
     pts = []
     if ok:
         for i, (n, gbps) in enumerate(v):
-            pts.append((_field({"bytes": n}, "bytes", int, f"{where}.bandwidth_curve[{i}]"),
-                        _field({"GBps": gbps}, "GBps", float, f"{where}.bandwidth_curve[{i}]")))
+            pts.append((_field({"bytes": n}, "bytes", int, f"{where}.{key}[{i}]"),
+                        _field({"GBps": gbps}, "GBps", float, f"{where}.{key}[{i}]")))
     if not ok or [n for n, _ in pts] != sorted({n for n, _ in pts}):
-        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field 'bandwidth_curve' must be a list of "
+        raise InvalidArgumentError(f"pyshmem.model: topology {where}: field '{key}' must be a list of "
                                    "[bytes, GB/s] pairs with sizes ascending, each once")
     return tuple(pts)
 

@@ -202,8 +202,8 @@ def _print(results, cases, out):
         t = r["topology"]
         print(f"# {r['npes']} PEs, {r['transport']}: calibrated α {t['intra']['latency_us']:.3f} us, β "
               f"{t['intra']['bandwidth_GBps']:.1f} GB/s, barrier round {t['sync_latency_us']:.3f} us, γ "
-              f"{t['reduce_GBps']['float32']:.1f} GB/s (float32), bandwidth curve at {len(t['bandwidth_curve'])} "
-              "sizes", file=out)
+              f"{t['reduce_GBps']['float32']:.1f} GB/s (float32), o {t['overhead_us']:.3f} us, bandwidth curve at "
+              f"{len(t.get('bandwidth_curve') or t.get('nic_curve') or [])} sizes", file=out)
     print(f"{'test':<12} {'PEs':>3} {'bytes':>9} {'algo':<14} {'measured_us':>12} {'predicted_us':>12} "
           f"{'error':>7}", file=out)
     for c in cases:

@@ -104,12 +104,12 @@ def _moe_combine_hierarchical(t, p, n, dtype="float32", *, topk=8, experts_per_p
 
 
 @algorithm("sendrecv", "direct", "m·α + nβ on one stage boundary (across nodes: a device's NIC share, every "
-           "device of the node sending at once; in a node with a measured curve, β at n/m)")
+           "device of the node sending at once; with a measured curve, β at n/m)")
 def _sendrecv_direct(t, p, n, dtype="float32", *, microbatches=1):
     if p <= 1:
         return 0.0
     a, b = link_at(t, p, n / max(1, microbatches))
-    return microbatches * (a + t.gap_us * 1e-6) + n * b
+    return microbatches * a + n * b
 
 
 def _kv_link(t, p):

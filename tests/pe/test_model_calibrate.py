@@ -20,13 +20,15 @@ def test_calibrate_writes_a_topology_predict_can_use(tmp_path, transport):
     assert f"pyshmem.model calibrate: {transport}, host API, 2 PEs: alpha " in proc.stdout, proc.stdout
     topo = json.loads(out.read_text())
     cal = topo["calibration"]
-    assert topo["devices_per_node"] == 2 and cal["transport"] == transport
+    assert topo["nodes"] * topo["devices_per_node"] == 2 and cal["transport"] == transport
+    assert topo["nodes"] == (2 if transport == "ucx" else 1)  # over UCX every peer is remote
     assert [p["bytes"] for p in cal["points"]] == [8, 512, 32768]
     assert all(p["p50_us"] > 0 for p in cal["points"])
     assert topo["intra"]["bandwidth_GBps"] > 0 and topo["intra"]["latency_us"] >= 0 and topo["sync_latency_us"] > 0
     assert set(topo["reduce_GBps"]) == {"float64", "float32", "int64", "int32", "default"}
     assert all(v > 0 for v in topo["reduce_GBps"].values())
-    assert [n for n, _ in topo["bandwidth_curve"]] == [8, 512, 32768] and all(g > 0 for _, g in topo["bandwidth_curve"])
+    curve = topo["nic_curve" if transport == "ucx" else "bandwidth_curve"]  # over UCX every peer is remote
+    assert [n for n, _ in curve] == [8, 512, 32768] and all(g > 0 for _, g in curve)
     assert topo["gap_us"] > 0
     assert 0 <= cal["residual"] < 10
     pred = subprocess.run([sys.executable, "-m", "pyshmem.model", "predict", "allreduce", "--topology", str(out),
