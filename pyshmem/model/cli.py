@@ -29,12 +29,19 @@ from pyshmem.model import algorithms, topology
 from pyshmem.model.predict import best, predict
 from pyshmem.perftest.sizes import parse_size, sizes_of
 
-def _size_range(text):
-    """'1K:8G' (doubling) or '8,64,1M' -> sizes."""
-    if ":" in text:
-        lo, hi = (parse_size(x) for x in text.split(":", 1))
-        return sizes_of(lo, hi, 2)
-    return [parse_size(x) for x in text.split(",") if x]
+def parse_sizes(text, factor=2):
+    """'1K:8G' (multiplying by `factor`) or '8,64,1M' -> sizes, ascending.
+
+    Raises:
+        InvalidArgumentError: a part that is not a size (says what a size looks like).
+    """
+    try:
+        if ":" in text:
+            lo, hi = (parse_size(x) for x in text.split(":", 1))
+            return sizes_of(lo, hi, factor)
+        return sorted(parse_size(x) for x in text.split(",") if x)
+    except argparse.ArgumentTypeError as e:  # perftest's parser type: its message says what is wrong
+        raise InvalidArgumentError(f"pyshmem.model: {e}") from None
 
 
 def _human(n):
@@ -99,7 +106,7 @@ def _plot_or_json(a, rows, out, x, y, title):
 def _cmd_predict(a, out):
     topo = topology.load(a.topology)
     algos = None if a.algo == "all" else [x for x in a.algo.split(",") if x]
-    rows = predict(a.collective, topo, a.npes, _size_range(a.sizes), algos, a.dtype, _params(a.param),
+    rows = predict(a.collective, topo, a.npes, parse_sizes(a.sizes), algos, a.dtype, _params(a.param),
                    a.overlap_flops)
     if _plot_or_json(a, rows, out, "bytes", "busbw_GBps", f"{a.collective} on {topo.name} (model)"):
         return 0
@@ -124,7 +131,7 @@ def _cmd_scale(a, out):
     rows, nodes = [], max(1, lo)
     while nodes <= hi:
         topo = topology.load(f"{m.group(1)}x{nodes}")
-        rows += predict(a.collective, topo, None, [parse_size(a.size)], None, a.dtype, _params(a.param))
+        rows += predict(a.collective, topo, None, parse_sizes(a.size)[:1], None, a.dtype, _params(a.param))
         nodes *= 2
     if _plot_or_json(a, rows, out, "npes", "time_us", f"{a.collective} of {a.size} bytes on N x {m.group(1)} (model)"):
         return 0
@@ -215,7 +222,7 @@ def main(argv=None, out=None):
             from pyshmem.model import validate
 
             if a.worker:
-                validate.worker(validate._sizes(a.sizes), a.iters, a.transport, a.worker)
+                validate.worker(parse_sizes(a.sizes, 4), a.iters, a.transport, a.worker)
                 return 0
             try:
                 npes = [int(x) for x in a.npes.split(",") if x]

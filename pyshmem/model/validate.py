@@ -109,12 +109,9 @@ def _launched():
 
 
 def _sizes(text):
-    from pyshmem.perftest.sizes import parse_size, sizes_of
+    from pyshmem.model.cli import parse_sizes
 
-    if ":" in text:
-        lo, hi = (parse_size(x) for x in text.split(":", 1))
-        return sizes_of(lo, hi, 4)
-    return sorted(parse_size(x) for x in text.split(",") if x)
+    return parse_sizes(text, 4)
 
 
 def run(npes, sizes, iters, transport, json_out, out, published=True):

@@ -216,3 +216,13 @@ def test_a_calibration_file_is_a_topology(tmp_path, monkeypatch):
     (tmp_path / "machine.json").unlink()
     with pytest.raises(pyshmem.InvalidArgumentError, match="'this' is the machine.json"):
         model.load("this")
+
+
+@pytest.mark.parametrize("args", [("predict", "allreduce", "--topology", "dgx-h100", "--sizes", "abc"),
+                                  ("predict", "allreduce", "--topology", "dgx-h100", "--sizes", "1K:zz"),
+                                  ("scale", "allreduce", "--size", "big"),
+                                  ("validate", "--sizes", "8,abc")])
+def test_a_bad_size_is_a_clear_error_not_a_traceback(args):
+    out = _cli(*args)
+    assert out.returncode == 2 and "is not a size (e.g. 8, 4K, 1M)" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
