@@ -27,21 +27,11 @@ from pyshmem.errors import InvalidArgumentError, ShmemError
 from pyshmem.trace_file import TraceError
 from pyshmem.model import algorithms, topology
 from pyshmem.model.predict import best, predict
-from pyshmem.perftest.sizes import parse_size, sizes_of
+from pyshmem.perftest.sizes import size_list
 
 def parse_sizes(text, factor=2):
-    """'1K:8G' (multiplying by `factor`) or '8,64,1M' -> sizes, ascending.
-
-    Raises:
-        InvalidArgumentError: a part that is not a size (says what a size looks like).
-    """
-    try:
-        if ":" in text:
-            lo, hi = (parse_size(x) for x in text.split(":", 1))
-            return sizes_of(lo, hi, factor)
-        return sorted(parse_size(x) for x in text.split(",") if x)
-    except argparse.ArgumentTypeError as e:  # perftest's parser type: its message says what is wrong
-        raise InvalidArgumentError(f"pyshmem.model: {e}") from None
+    """'1K:8G' (multiplying by `factor`) or '8,64,1M' -> sizes (see perftest's size_list)."""
+    return size_list(text, factor, "pyshmem.model")
 
 
 def _human(n):

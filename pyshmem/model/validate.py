@@ -109,9 +109,9 @@ def _launched():
 
 
 def _sizes(text):
-    from pyshmem.model.cli import parse_sizes
+    from pyshmem.perftest.sizes import size_list
 
-    return parse_sizes(text, 4)
+    return size_list(text, 4, "pyshmem.model validate")
 
 
 def run(npes, sizes, iters, transport, json_out, out, published=True):

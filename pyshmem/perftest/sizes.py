@@ -33,4 +33,22 @@ def sizes_of(lo, hi, factor):
     return out
 
 
-__all__ = ["parse_size", "sizes_of"]
+def size_list(text, factor=2, what="pyshmem"):
+    """'1K:8G' (multiplying by `factor`) or '8,64,1M' -> sizes, ascending.
+
+    Raises:
+        InvalidArgumentError: a part that is not a size (the message names `what` and
+            says what a size looks like).
+    """
+    from pyshmem.errors import InvalidArgumentError
+
+    try:
+        if ":" in text:
+            lo, hi = (parse_size(x) for x in text.split(":", 1))
+            return sizes_of(lo, hi, factor)
+        return sorted(parse_size(x) for x in text.split(",") if x)
+    except argparse.ArgumentTypeError as e:
+        raise InvalidArgumentError(f"{what}: {e}") from None
+
+
+__all__ = ["parse_size", "size_list", "sizes_of"]
