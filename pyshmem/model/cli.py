@@ -110,7 +110,7 @@ def _cmd_predict(a, out):
 
 
 def _cmd_scale(a, out):
-    m = re.match(r"^(dgx-h100|dgx-h200|hgx-h800)(x\d+)?$", a.topology)
+    m = re.match(rf"^({'|'.join(topology.MULTI_NODE)})(x\d+)?$", a.topology)
     if not m:
         raise InvalidArgumentError(f"pyshmem.model scale: --topology must be dgx-h100, dgx-h200 or hgx-h800 (N nodes "
                                    f"of it), not {a.topology!r}")

@@ -213,7 +213,8 @@ PRESETS = {
     "pcie-8gpu": lambda: Topology(name="pcie-8gpu", nodes=1, devices_per_node=8, intra=Link(63.0, 2.0),
                                   intra_multicast=False, nic=Link(50.0, 3.0), nics_per_node=1, tflops=756.0),
 }
-_MULTI = re.compile(r"^(dgx-h100|dgx-h200|hgx-h800)x([1-9][0-9]*)$")
+MULTI_NODE = ("dgx-h100", "dgx-h200", "hgx-h800")  # presets that come as N nodes: <name>xN
+_MULTI = re.compile(rf"^({'|'.join(MULTI_NODE)})x([1-9][0-9]*)$")
 
 
 def preset_names():
