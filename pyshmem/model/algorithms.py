@@ -67,6 +67,22 @@ def flat_link(t, npes, pattern="neighbour"):
     return max(t.intra.latency_us, t.nic.latency_us) * 1e-6, max(intra_b, t.oversubscription * per_byte)
 
 
+def curve_at(curve, x, log=True):
+    """The y of a measured ((x, y), ...) curve (x ascending) at `x`: interpolated between
+    points (log-log, or linear with log=False), the end points' y beyond them."""
+    xs = [c for c, _ in curve]
+    i = bisect.bisect_left(xs, x)
+    if i == 0:
+        return curve[0][1]
+    if i == len(curve):
+        return curve[-1][1]
+    (x0, y0), (x1, y1) = curve[i - 1], curve[i]
+    if not log:
+        return y0 + (x - x0) / (x1 - x0) * (y1 - y0)
+    w = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+    return math.exp(math.log(y0) + w * (math.log(y1) - math.log(y0)))
+
+
 def link_at(t, p, nbytes, pattern="all"):
     """(α, β) of one transfer of `nbytes` among `p` ranks: flat_link's α, and β from
     flat_link or, when the topology has a measured curve for the hop (``bandwidth_curve``
@@ -76,17 +92,17 @@ def link_at(t, p, nbytes, pattern="all"):
     curve = t.bandwidth_curve if p <= t.devices_per_node else t.nic_curve
     if not curve or nbytes <= 0:
         return a, b
-    sizes = [s for s, _ in curve]
-    i = bisect.bisect_left(sizes, nbytes)
-    if i == 0:
-        gbps = curve[0][1]
-    elif i == len(curve):
-        gbps = curve[-1][1]
-    else:
-        (s0, g0), (s1, g1) = curve[i - 1], curve[i]
-        w = (math.log(nbytes) - math.log(s0)) / (math.log(s1) - math.log(s0))
-        gbps = math.exp(math.log(g0) + w * (math.log(g1) - math.log(g0)))
-    return a, 1.0 / (gbps * 1e9)
+    return a, 1.0 / (curve_at(curve, nbytes) * 1e9)
+
+
+def incast_time(t, k, nbytes, beta):
+    """Seconds for one device to take in `nbytes` in all from `k` peers writing to it at
+    once: at its link's `beta` (s/byte) when the topology has no ``incast_curve``, else
+    at the curve's aggregate bandwidth for k senders (measured contention at the
+    receiver; linear in k between points, the end points' figures beyond them)."""
+    if not t.incast_curve or k <= 0 or nbytes <= 0:
+        return nbytes * beta
+    return nbytes / (curve_at(t.incast_curve, k, log=False) * 1e9)
 
 
 def node_shape(t, p):

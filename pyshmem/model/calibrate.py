@@ -16,6 +16,8 @@ collective (so `validate` can compare collectives with what this predicts):
   (``gap_us``): the same stream to PE 1, which pays the transport's issue cost too;
 - a barrier round (``sync_latency_us``): a round of flags around a ring of all PEs at
   once (each sets its right-hand neighbour's flag and waits for its own), less o;
+- contention (``incast_curve``): PEs 1..k put the largest size into PE 0 at once, for
+  k = 1 .. P-1: the bandwidth PE 0 takes in with k writers;
 - γ per dtype: a NumPy add of 4 MiB arrays.
 
 With ``--transport ucx`` every peer goes through UCX (``PYSHMEM_REMOTE_ONLY=1``) and
@@ -84,6 +86,48 @@ def _curve(shmem, sizes, iters):
     shmem.free(dst)
     shmem.free(src)
     return [[size, round(size / max(1e-9, t - medians[0]) / 1e9, 4)] for size, t in zip(sizes, medians)]
+
+
+def _incast(shmem, size, iters):
+    """[[k, GB/s], ...] for k = 1 .. P-1 (PE 0's figures): PEs 1..k each put `size` bytes
+    into their own slice of PE 0's buffer at once (put + quiet after a barrier; the
+    slices' last bytes checked on PE 0); k·size over the slowest sender's median time
+    is what PE 0 takes in with k writers: contention at one receiver."""
+    import numpy as np
+
+    me, n = shmem.my_pe(), shmem.n_pes()
+    src = shmem.zeros(size, np.uint8)
+    dst = shmem.zeros(n * size, np.uint8)
+    slot = shmem.zeros(n, np.float64)  # each sender's median, put into PE 0's
+    mine = np.zeros(1, np.float64)
+    curve = []
+    for k in range(1, n):
+        src[:] = (k + me) % 251 + 1
+        times = []
+        for i in range(max(3, iters // 4) + 2):
+            shmem.barrier_all()
+            if 1 <= me <= k:
+                t0 = time.perf_counter()
+                shmem.put(dst[me * size:(me + 1) * size], src, 0)
+                shmem.quiet()
+                if i >= 2:
+                    times.append(time.perf_counter() - t0)
+        if 1 <= me <= k:
+            mine[0] = statistics.median(times)
+            shmem.put(slot[me:me + 1], mine, 0)
+            shmem.quiet()
+        shmem.barrier_all()
+        if me == 0:
+            for j in range(1, k + 1):
+                if dst[(j + 1) * size - 1] != (k + j) % 251 + 1:
+                    from pyshmem.errors import ShmemError
+
+                    raise ShmemError(f"pyshmem.model calibrate: a {size}-byte put from PE {j} to PE 0 arrived wrong")
+            curve.append([k, round(k * size / max(1e-9, float(slot[1:k + 1].max())) / 1e9, 4)])
+    shmem.barrier_all()
+    for buf in (slot, dst, src):
+        shmem.free(buf)
+    return curve
 
 
 def _sync_round_us(shmem, iters):
@@ -174,6 +218,7 @@ def measure(transport="shm", sizes=None, iters=200, quick=False, api="host"):
     # still take CPU time from a ring of flags on a host with few CPUs.
     sync_us = _sync_round_us(shmem, max(iters, 200))
     curve = _curve(shmem, sizes, iters)
+    incast = _incast(shmem, sizes[-1], iters)
     gap = _gap_us(shmem)
     call = _gap_us(shmem, 0)
     if api == "device":
@@ -199,13 +244,16 @@ def measure(transport="shm", sizes=None, iters=200, quick=False, api="host"):
             "nic": link, "nics_per_node": 1, "reduce_GBps": _reduce_GBps(),
             "sync_latency_us": round(max(0.001, sync_us - host_o), 4), "gap_us": round(gap, 4),
             "overhead_us": round(overhead, 4), ("nic_curve" if transport == "ucx" else "bandwidth_curve"): curve,
+            "incast_curve": incast,
             "calibration": {"transport": transport, "api": api,
                             "test": f"put_latency --api {api} (blocking put + quiet, PE 0 -> PE 1)",
                             "points": [{"bytes": n, "p50_us": round(t * 1e6, 4)} for n, t in points],
                             "alpha_us": f.alpha_s * 1e6, "beta_GBps": link["bandwidth_GBps"],
                             "residual": f.residual, "outliers": list(f.outliers),
                             "sync": "flags around a ring of all PEs at once (one round), PE 0's median, less o",
-                            "bandwidth_curve": "every PE puts to its right-hand neighbour at once; PE 0's median"}}
+                            "bandwidth_curve": "every PE puts to its right-hand neighbour at once; PE 0's median",
+                            "incast_curve": f"PEs 1..k put {sizes[-1]} bytes each into PE 0 at once; k x size over "
+                                            "the slowest sender's median"}}
 
 
 def run(transport="shm", output="machine.json", iters=200, quick=False, api="host"):

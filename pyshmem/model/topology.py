@@ -49,6 +49,10 @@ class Topology:
             calibration measures it; () for none (the link's figure then).
         nic_curve: the same for transfers between nodes (a device's share of the NICs,
             all devices sending at once), as calibration over UCX measures it.
+        incast_curve: ((k, GB/s), ...) with k ascending: the bandwidth one device takes
+            in, all senders together, when k peers write to it at once (contention at
+            the receiver), as calibration measures it; () for none (a device then
+            takes in at its link's bandwidth however many send).
     """
 
     name: str
@@ -66,6 +70,7 @@ class Topology:
     tflops: float = 0.0
     bandwidth_curve: tuple = ()
     nic_curve: tuple = ()
+    incast_curve: tuple = ()
 
     @property
     def npes(self):
@@ -139,20 +144,21 @@ def from_dict(d, name=None):
                     gap_us=_optional(d, "gap_us", 0.0, where, allow_zero=True),
                     overhead_us=_optional(d, "overhead_us", 0.0, where, allow_zero=True),
                     tflops=_optional(d, "tflops", 0.0, where, allow_zero=True),
-                    bandwidth_curve=_curve(d, where), nic_curve=_curve(d, where, "nic_curve"))
+                    bandwidth_curve=_curve(d, where), nic_curve=_curve(d, where, "nic_curve"),
+                    incast_curve=_curve(d, where, "incast_curve", "senders"))
 
 
-def _curve(d, where, key="bandwidth_curve"):
+def _curve(d, where, key="bandwidth_curve", x="bytes"):
     v = d.get(key, [])
-    ok = isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v)
+    ok = isinstance(v, list) and all(isinstance(p, list) and len(p) == 2 for p in v)
     pts = []
     if ok:
         for i, (n, gbps) in enumerate(v):
-            pts.append((_field({"bytes": n}, "bytes", int, f"{where}.{key}[{i}]"),
+            pts.append((_field({x: n}, x, int, f"{where}.{key}[{i}]"),
                         _field({"GBps": gbps}, "GBps", float, f"{where}.{key}[{i}]")))
     if not ok or [n for n, _ in pts] != sorted({n for n, _ in pts}):
         raise InvalidArgumentError(f"pyshmem.model: topology {where}: field '{key}' must be a list of "
-                                   "[bytes, GB/s] pairs with sizes ascending, each once")
+                                   f"[{x}, GB/s] pairs with {x} ascending, each once")
     return tuple(pts)
 
 

@@ -12,7 +12,8 @@ bytes one device sends; ``alltoall`` as in nccl-tests (what a rank sends in all)
 
 import math
 
-from pyshmem.model.algorithms import BUS_FACTOR, PARAM_HELP, algorithm, flat_link, gamma, link_at, node_shape
+from pyshmem.model.algorithms import (BUS_FACTOR, PARAM_HELP, algorithm, flat_link, gamma, incast_time, link_at,
+                                      node_shape)
 
 PARAM_HELP.update({
     "topk": "experts each token is routed to",
@@ -53,6 +54,15 @@ def _nic_share(t):
     return math.inf if bw == 0 else t.oversubscription * t.devices_per_node / bw
 
 
+def _receive(t, senders, nbytes, t_fabric, t_net, skew):
+    """Seconds the busiest receiver (skew × the mean load) takes in its share: its links'
+    time (skew · max(fabric, network)) or, when the topology has a measured
+    ``incast_curve``, the fabric part at what `senders` writers at once get into it."""
+    if not t.incast_curve:
+        return skew * max(t_fabric, t_net)
+    return max(skew * t_net, incast_time(t, senders, skew * nbytes, 0.0))
+
+
 def _moe(t, p, n, topk, experts_per_pe, skew, node_limit, hierarchical):
     if p <= 1 or n == 0:
         return 0.0
@@ -60,23 +70,29 @@ def _moe(t, p, n, topk, experts_per_pe, skew, node_limit, hierarchical):
     r, q = moe_fanout(t, p, topk, experts_per_pe, node_limit)
     b_in = 1.0 / (t.intra.bandwidth_GBps * 1e9)
     g = t.gap_us * 1e-6
+    # A rank sends its token copies at its links' pace and the busiest rank takes in
+    # skew times the mean, at its links' pace or the measured incast's (_receive).
     if nodes == 1:  # every copy but the rank's own crosses the fabric
         a, _ = flat_link(t, p)
-        return 2 * a + skew * n * r * (d - 1) / d * b_in + (p - 1) * g
+        out = n * r * (d - 1) / d
+        return 2 * a + max(out * b_in, _receive(t, p - 1, out, out * b_in, 0.0, skew)) + (p - 1) * g
     a = max(t.intra.latency_us, t.nic.latency_us) * 1e-6
     if not hierarchical:  # each token-rank copy goes straight to its rank
         t_in = n * r * (d - 1) / p * b_in
         t_net = n * r * (p - d) / p * _nic_share(t)
-        return 2 * a + skew * max(t_in, t_net) + (p - 1) * g
+        recv = _receive(t, p - 1, n * r * (p - 1) / p, t_in, t_net, skew)
+        return 2 * a + max(t_in, t_net, recv) + (p - 1) * g
     # Once per destination node over the rail (to the same local rank there), then
     # forwarded in that node: the two links work at once (pipelined chunks).
     t_net = n * q * (nodes - 1) / nodes * _nic_share(t)
     t_in = n * r * (d - 1) / d * b_in
-    return 3 * a + skew * max(t_in, t_net) + (nodes - 1 + d - 1) * g
+    recv = _receive(t, nodes - 1 + d - 1, n * q * (nodes - 1) / nodes + n * r * (d - 1) / d, t_in, t_net, skew)
+    return 3 * a + max(t_in, t_net, recv) + (nodes - 1 + d - 1) * g
 
 
 _MOE_FORMULA = ("r = distinct ranks per token, q = distinct nodes (expected, top-k of E uniform); "
-                "2α + skew·max(n·r·(d-1)/P·β_fabric, n·r·(P-d)/P·β_nic_share)")
+                "2α + skew·max(n·r·(d-1)/P·β_fabric, n·r·(P-d)/P·β_nic_share) (with an incast_curve: the busiest "
+                "receiver's fabric share at the curve's rate for P-1 writers)")
 _MOE_HIER = ("3α + skew·max(n·q·(N-1)/N·β_nic_share, n·r·(d-1)/d·β_fabric): once per node over the rail, "
              "then forwarded in the node (DeepEP's normal kernels)")
 
@@ -149,7 +165,9 @@ def _alltoall_hierarchical(t, p, n, dtype="float32"):
     if nodes == 1:
         return (p - 1) * a_in + (p - 1) / p * n * b_in if p > 1 else 0.0
     off = (p - d) / p * n  # what a rank sends off its node
-    gather = (d - 1) * a_in + (d - 1) * off * b_in  # the leader's link carries every local rank's share
+    # The leader takes in every local rank's share at once (its link's pace, or the
+    # measured incast of d-1 writers); each sender's own link carries one share.
+    gather = (d - 1) * a_in + max(off * b_in, incast_time(t, d - 1, (d - 1) * off, b_in))
     bw = t.nic.bandwidth_GBps * 1e9 * t.nics_per_node
     exchange = (nodes - 1) * t.nic.latency_us * 1e-6 + (math.inf if bw == 0 else t.oversubscription * d * off / bw)
     local = (d - 1) * a_in + (d - 1) / p * n * b_in  # the in-node blocks, direct

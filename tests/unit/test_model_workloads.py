@@ -212,3 +212,33 @@ def test_published_comparison_covers_the_cited_figures():
         assert r["model_GBps"] > 0 and math.isfinite(r["model_GBps"]), r
         assert r["error_pct"] == pytest.approx((math.exp(abs(math.log(r["model_GBps"] / r["published_GBps"]))) - 1)
                                                * 100)
+
+
+def test_a_measured_incast_curve_paces_the_busiest_receiver():
+    from pyshmem.model.algorithms import incast_time
+
+    fields = json.loads(json.dumps(T.__dict__, default=lambda x: x.__dict__))
+    one_node = model.from_dict({**fields, "nodes": 1, "incast_curve": [[1, 100], [3, 50]]})
+    assert incast_time(T, 3, 1e9, B_IN) == pytest.approx(1e9 * B_IN)  # no curve: the receiver's link
+    assert incast_time(one_node, 3, 1e9, B_IN) == pytest.approx(1e9 / 50e9)  # 3 writers get 50 GB/s in
+    assert incast_time(one_node, 2, 1e9, B_IN) == pytest.approx(1e9 / 75e9)  # linear in k between points
+    assert incast_time(one_node, 7, 1e9, B_IN) == pytest.approx(1e9 / 50e9)  # the last point's beyond it
+    # MoE dispatch in one node of 4: each rank sends r·n·3/4 at 100 GB/s, while the
+    # receiver with 3 writers takes skew times that in at 50 GB/s.
+    r, _ = moe_fanout(one_node, 4, 2, 2, 0)
+    out = N * r * 3 / 4
+    got = model.ALGORITHMS[("moe_dispatch", "direct")].cost(one_node, 4, N, "float32", topk=2, experts_per_pe=2)
+    assert got == pytest.approx(2 * A_IN + out / 50e9, rel=1e-12)
+    fast = model.from_dict({**fields, "nodes": 1, "incast_curve": [[1, 100], [3, 400]]})
+    got = model.ALGORITHMS[("moe_dispatch", "direct")].cost(fast, 4, N, "float32", topk=2, experts_per_pe=2, skew=2.0)
+    assert got == pytest.approx(2 * A_IN + max(out * B_IN, 2 * out / 400e9), rel=1e-12)  # the sender's link
+    # The hierarchical all-to-all's leader takes in 3 local ranks' off-node shares at once.
+    four = model.from_dict({**fields, "incast_curve": [[3, 10]]})
+    off = 12 / 16 * N
+    base = model.ALGORITHMS[("alltoall", "hierarchical")].cost(T, 16, N, "float32")
+    slow = model.ALGORITHMS[("alltoall", "hierarchical")].cost(four, 16, N, "float32")
+    assert slow - base == pytest.approx(2 * (3 * off / 10e9 - 3 * off * B_IN), rel=1e-9)
+    with pytest.raises(pyshmem.InvalidArgumentError, match=r"'incast_curve' must be a list of \[senders, GB/s\]"):
+        model.from_dict({**fields, "incast_curve": [[3, 10], [2, 10]]})
+    with pytest.raises(pyshmem.InvalidArgumentError, match=r"incast_curve\[0\]: field 'senders' must be a number \(a whole"):
+        model.from_dict({**fields, "incast_curve": [[1.5, 10]]})
