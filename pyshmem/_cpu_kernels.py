@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pyshmem._foreign import host_view, is_tensor
 from pyshmem._lib import lib
 from pyshmem.errors import InvalidArgumentError, KernelError, ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import env_setting, where
@@ -182,6 +183,8 @@ def c_arg(i, value):
     """Converts one kernel argument to its ctypes form (see pyshmem.cuda.launch)."""
     if isinstance(value, (ctypes._SimpleCData, ctypes._Pointer)) or value is None:
         return value
+    if is_tensor(value) and not value.is_cuda:
+        value = host_view("cuda.launch", f"argument {i}", value)  # a CPU tensor: its memory, as a NumPy view
     if hasattr(value, "__cuda_array_interface__") and not hasattr(value, "__array_interface__"):
         raise ShmemTypeError(f"{where('cuda.launch')}: argument {i} is a GPU array, but this kernel runs on the CPU build "
                         f"(the heap is in host memory); pass NumPy arrays")

@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from pyshmem._foreign import is_tensor
 from pyshmem.errors import ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import where
 
@@ -169,7 +170,8 @@ def _scalar_size(value):
 
 
 def _describe(value):
-    if isinstance(value, np.ndarray) or hasattr(value, "__array_interface__") and not isinstance(value, np.generic):
+    if (isinstance(value, np.ndarray) or is_tensor(value)
+            or hasattr(value, "__array_interface__") and not isinstance(value, np.generic)):
         return f"an array ({type(value).__name__})"
     if hasattr(value, "__cuda_array_interface__"):
         return f"a GPU array ({type(value).__name__})"
@@ -192,7 +194,7 @@ _BAD = object()
 def _convert(value, p):
     """`value` for parameter `p`: converted (Python scalars), as given, _BAD when of the
     wrong kind, or OverflowError when out of range."""
-    is_array = (hasattr(value, "__cuda_array_interface__") or isinstance(value, np.ndarray)
+    is_array = (hasattr(value, "__cuda_array_interface__") or isinstance(value, np.ndarray) or is_tensor(value)
                 or (hasattr(value, "__array_interface__") and not isinstance(value, np.generic)))
     scalar = _scalar_size(value)
     if p.kind == "pointer":

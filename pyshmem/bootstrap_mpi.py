@@ -8,10 +8,9 @@ authenticated bootstrap. Any mpi4py intracommunicator works, including the resul
 ``comm.Split`` (each sub-communicator becomes its own job).
 """
 
-import os
-import secrets
-import socket
 import sys
+
+from pyshmem.bootstrap_rendezvous import rank0_message, settings_from_message
 
 __all__ = ["environment_from_comm"]
 
@@ -26,42 +25,6 @@ def _node_names(comm):
     out = bytearray(256 * comm.Get_size())
     comm.Allgather([mine, MPI.BYTE], [out, MPI.BYTE])
     return [bytes(out[i:i + 256]).rstrip(b"\0").decode() for i in range(0, len(out), 256)]
-
-
-def _listen_address(single_node):
-    """Returns (host, port) rank 0 should listen on, honouring PYSHMEM_BOOTSTRAP_ADDR."""
-    given = os.environ.get("PYSHMEM_BOOTSTRAP_ADDR", "")
-    if given:
-        host, _, port = given.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"PYSHMEM_BOOTSTRAP_ADDR={given!r} must be host:port (port 0 picks a free one)")
-        return host.strip("[]"), int(port)
-    if single_node:
-        return "127.0.0.1", 0
-    host = socket.gethostname()
-    addr = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
-    if addr.startswith("127."):
-        raise ValueError(
-            f"the ranks run on several nodes but this node's name {host!r} resolves to the loopback address "
-            f"{addr}; set PYSHMEM_BOOTSTRAP_ADDR=<an address of rank 0's node that the others reach>:0")
-    return addr, 0
-
-
-def _rank0_rendezvous(single_node):
-    """Opens rank 0's listening socket; returns (message to broadcast, listening fd)."""
-    host, port = _listen_address(single_node)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-        port = sock.getsockname()[1]
-    except OSError:
-        sock.close()
-        raise
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    job_id = f"mpi{secrets.token_hex(6)}"
-    return f"{shown}:{port}\n{secrets.token_hex(32)}\n{job_id}", sock.detach()
 
 
 def environment_from_comm(comm):
@@ -99,18 +62,8 @@ def environment_from_comm(comm):
     buf = bytearray(_MSG_BYTES)
     listen_fd = None
     if rank == 0:
-        try:
-            msg, listen_fd = _rank0_rendezvous(single_node)
-        except (OSError, ValueError) as exc:
-            msg = f"!rank 0 could not open the pyshmem rendezvous: {exc}"
+        msg, listen_fd = rank0_message(single_node, "mpi")
         data = msg.encode()[:_MSG_BYTES]
         buf[:len(data)] = data
     comm.Bcast([buf, MPI.BYTE], root=0)
-    text = bytes(buf).rstrip(b"\0").decode()
-    if text.startswith("!"):
-        raise OSError(text[1:])
-    addr, secret, job_id = text.split("\n")
-    env.update(PYSHMEM_BOOTSTRAP_ADDR=addr, PYSHMEM_JOB_SECRET=secret, PYSHMEM_JOB_ID=job_id)
-    if listen_fd is not None:
-        env["PYSHMEM_BOOTSTRAP_FD"] = str(listen_fd)
-    return env
+    return settings_from_message(env, bytes(buf).rstrip(b"\0").decode(), listen_fd)

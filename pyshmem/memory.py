@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from pyshmem._foreign import host_view, like
 from pyshmem._lib import lib
 from pyshmem.errors import HeapExhaustedError, InvalidArgumentError, ShmemError, ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import as_bool, as_int, as_pe, collective_failed, ensure_started, where
@@ -180,6 +181,17 @@ def free(mem):
 
 def _free_address(mem):
     """The address of the live allocation ``mem`` is, or an InvalidArgumentError."""
+    view = host_view("free", "mem", mem)
+    if view is not mem:  # a torch tensor or another foreign array: by its address and size
+        addr, owner = _address(view), _live.get(_address(view))
+        if owner is None:
+            raise InvalidArgumentError(f"{where('free')}: the {type(mem).__name__} is not a live symmetric allocation "
+                                       "(not symmetric memory, a view into one, or freed already)")
+        if view.nbytes != owner.nbytes:
+            raise InvalidArgumentError(
+                f"{where('free')}: the {type(mem).__name__} is a view of {view.nbytes} bytes into a symmetric "
+                f"allocation of {owner.nbytes} bytes; free the whole allocation")
+        return addr
     owner = _owner(mem)
     if owner is None:
         addr = _address(mem) if isinstance(mem, np.ndarray) else None
@@ -370,17 +382,21 @@ def ptr(target, pe):
     """Direct load/store view of ``target`` as it lives on PE ``pe``.
 
     Args:
-        target: a symmetric array (or a view into one).
+        target: a symmetric array (or a view into one): a NumPy array, a torch
+            tensor or another host array (DLPack, __array_interface__).
         pe: the PE whose copy to view.
 
     Returns:
         numpy.ndarray or None: an array of the same dtype, shape and strides over the
-        peer's memory when it is reachable by load/store (same node), else None.
+        peer's memory when it is reachable by load/store (same node), else None; a
+        torch tensor for a torch tensor.
         Reads/writes through it are plain loads/stores: order them with
         fence/quiet/barrier like any put.
     """
+    original, target = target, host_view("ptr", "target", target)
     if not isinstance(target, np.ndarray):
-        raise ShmemTypeError(f"{where('ptr')}: target must be a NumPy array, got {type(target).__name__}")
+        raise ShmemTypeError(f"{where('ptr')}: target must be a NumPy array or a torch tensor, got "
+                             f"{type(target).__name__}")
     pe = as_pe("ptr", pe)
     ensure_started("ptr")
     if not 0 <= pe < lib.n_pes():
@@ -398,18 +414,26 @@ def ptr(target, pe):
     out = np.ndarray(target.shape, dtype=target.dtype, buffer=buf, offset=-lo, strides=target.strides)
     if not target.flags.writeable:
         out.flags.writeable = False
-    return out
+    return like(original, out)
 
 
 def addr_accessible(addr, pe):
-    """Returns True when ``addr`` (a NumPy array) is symmetric and PE ``pe`` is reachable.
+    """Returns True when ``addr`` (an array) is symmetric and PE ``pe`` is reachable.
 
     Args:
-        addr: a NumPy array.
+        addr: a NumPy array, a torch tensor or another host array.
         pe: a PE number.
+
+    Returns:
+        bool.
+
+    Raises:
+        ShmemTypeError: ``addr`` is not an array.
     """
+    addr = host_view("addr_accessible", "addr", addr)
     if not isinstance(addr, np.ndarray):
-        raise ShmemTypeError(f"{where('addr_accessible')}: addr must be a NumPy array, got {type(addr).__name__}")
+        raise ShmemTypeError(f"{where('addr_accessible')}: addr must be a NumPy array or a torch tensor, got "
+                             f"{type(addr).__name__}")
     pe = as_pe("addr_accessible", pe)
     ensure_started("addr_accessible")
     return 0 <= pe < lib.n_pes() and bool(lib.addr_accessible(_address(addr), pe))

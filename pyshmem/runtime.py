@@ -91,7 +91,6 @@ def init(mpi=None):
             already runs as a job that does not match ``mpi``.
         ShmemTypeError: ``mpi`` is not an mpi4py intracommunicator.
     """
-    global _atexit_registered, _previous_excepthook
     if lib.initialized():
         if mpi is not None:
             _check_same_job(mpi)
@@ -100,6 +99,26 @@ def init(mpi=None):
         lib.init()
     else:
         _init_from_mpi(mpi)
+    _after_start()
+
+
+def init_from_environment(env):
+    """Starts this PE with the ``PYSHMEM_*`` settings in `env`, a rendezvous another
+    launcher's channel carried (bootstrap_store: the torch.distributed backend); a
+    no-op when the runtime runs. Collective over the job's PEs. The settings are in
+    os.environ only during the C++ init, so child processes do not inherit the secret.
+
+    Raises:
+        As :func:`init`.
+    """
+    if lib.initialized():
+        return
+    _with_environment(env)
+    _after_start()
+
+
+def _after_start():
+    global _atexit_registered, _previous_excepthook
     _install_stack_dump()
     global _under_shmemrun
     _under_shmemrun = os.environ.get("PYSHMEM_LAUNCHER") == "shmemrun"
@@ -130,6 +149,10 @@ def _init_from_mpi(comm):
     except (OSError, ValueError) as exc:
         rank = comm.Get_rank()
         raise errors.BootstrapError(f"pyshmem.init(mpi=...) on rank {rank}: {exc}") from None
+    _with_environment(env)
+
+
+def _with_environment(env):
     # The C++ runtime reads its settings from the environment at init; they are set
     # only for that call, so child processes of this PE do not inherit the secret.
     saved = {k: os.environ.get(k) for k in env}

@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from pyshmem._foreign import host_view
 from pyshmem._lib import lib
 from pyshmem.errors import ShmemTypeError, ValueOverflowError
 from pyshmem.runtime import where
@@ -84,11 +85,12 @@ def _vector(call, mode, blocking, ivars, cmp, value, vector, status):
         from pyshmem._gpu_arrays import _dtype_of
 
         dtype = np.dtype(_dtype_of(ivars))
-    elif isinstance(ivars, np.ndarray):
-        dtype = ivars.dtype
+    elif isinstance(host := host_view(call, "ivars", ivars), np.ndarray):
+        dtype = host.dtype
     else:
-        raise ShmemTypeError(f"{where(call)}: ivars must be a symmetric NumPy or GPU array, got {type(ivars).__name__}")
-    values = _values(call, dtype, value, vector)
+        raise ShmemTypeError(f"{where(call)}: ivars must be a symmetric NumPy or GPU array or torch tensor, got "
+                             f"{type(ivars).__name__}")
+    values = _values(call, dtype, host_view(call, "values", value) if vector else value, vector)
     return lib.wait_vector("pyshmem." + call, mode, blocking, ivars, cmp, values, vector, _status(call, status))
 
 

@@ -9,6 +9,7 @@
 
 #include "core/state.h"
 #include "python/block.h"
+#include "python/dlpack.h"
 #include "python/errors.h"
 #include "pyshmem/types.h"
 #include "team/team.h"
@@ -138,50 +139,8 @@ namespace {
 // Fills `out` from a GPU array's __cuda_array_interface__ (version 2+: data, typestr,
 // shape, strides). Returns false with an exception set.
 bool gpu_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) {
-  PyObject* cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
-  if (!cai) return false;
-  auto bad = [&](const char* what) {
-    Py_DECREF(cai);
-    return raise(error_class(PYSHMEM_ERR_TYPE), call, std::string(role) + ": __cuda_array_interface__ " + what);
-  };
-  if (!PyDict_Check(cai)) return bad("is not a dict");
-  PyObject* data = PyDict_GetItemString(cai, "data");
-  PyObject* typestr = PyDict_GetItemString(cai, "typestr");
-  PyObject* shape = PyDict_GetItemString(cai, "shape");
-  PyObject* strides = PyDict_GetItemString(cai, "strides");
-  if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !typestr || !PyUnicode_Check(typestr) || !shape ||
-      !PyTuple_Check(shape))
-    return bad("lacks data/typestr/shape");
-  const char* ts = PyUnicode_AsUTF8(typestr);
-  if (!ts || std::strlen(ts) < 3) return bad("has a bad typestr");
+  if (!interface_buffer(call, role, obj, "__cuda_array_interface__", out)) return false;
   out->gpu = true;
-  out->ptr = reinterpret_cast<char*>(static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0))));
-  out->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == 1;
-  out->native = ts[0] == '<' || ts[0] == '|' || ts[0] == '=';
-  out->kind = ts[1];
-  out->itemsize = std::atoi(ts + 2);
-  out->ndim = static_cast<int>(PyTuple_GET_SIZE(shape));
-  out->nelems = 1;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i) out->nelems *= PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-  // Explicit strides that are the C-contiguous ones (CuPy and PyTorch give them) are
-  // contiguous too; a 1-D array with another stride is a strided view.
-  out->contiguous = !strides || strides == Py_None;
-  out->stride = out->contiguous ? out->itemsize : 0;
-  if (!out->contiguous && PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == out->ndim) {
-    Py_ssize_t expect = out->itemsize;
-    bool c_order = true;
-    for (Py_ssize_t i = out->ndim - 1; i >= 0; --i) {
-      const Py_ssize_t dim = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-      if (dim > 1 && PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i)) != expect) c_order = false;
-      expect *= dim;
-    }
-    out->contiguous = c_order || out->nelems == 0;
-    out->stride = out->contiguous ? out->itemsize
-                                  : (out->ndim == 1 ? PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, 0)) : 0);
-  }
-  out->format.assign(1, ts[1]);
-  Py_DECREF(cai);
-  if (PyErr_Occurred()) return false;
   return true;
 }
 
@@ -206,33 +165,41 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
     if (block_released(obj)) return freed_view(call, role);
     return true;
   }
-  if (PyObject_GetBuffer(obj, &out->view, PyBUF_RECORDS_RO) != 0) {
+  int foreign = torch_tensor_buffer(call, role, obj, out);
+  if (foreign == 0 && PyObject_GetBuffer(obj, &out->view, PyBUF_RECORDS_RO) != 0) {
     PyErr_Clear();
     if (PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0) {
-      if (allow_gpu) return gpu_buffer(call, role, obj, out);
-      return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
-                   std::string(role) + " is a GPU array, which this argument does not take yet (locks, the fetch "
-                   "buffer of the atomic *_nbi forms and the status/values of waits are host arrays). Do it inside a "
-                   "kernel with the device API (pyshmem.cuda.Module, pyshmem.device), or use a host array");
+      if (!gpu_buffer(call, role, obj, out)) return false;
+    } else {
+      foreign = foreign_buffer(call, role, obj, out);
+      if (foreign == 0)
+        return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                     std::string(role) + " must be a NumPy array, a torch tensor or another array (the buffer "
+                     "protocol, DLPack or __array_interface__), not " + Py_TYPE(obj)->tp_name);
     }
-    return raise(error_class(PYSHMEM_ERR_TYPE), call,
-                 std::string(role) + " must be a NumPy array (or another buffer), not " + Py_TYPE(obj)->tp_name);
+  } else if (foreign == 0) {
+    out->held = true;
+    if (block_released(obj)) return freed_view(call, role);
+    out->ptr = static_cast<char*>(out->view.buf);
+    out->readonly = out->view.readonly;
+    out->ndim = out->view.ndim;
+    classify(out);
+    out->itemsize = out->view.itemsize > 0 ? out->view.itemsize : 1;
+    out->nelems = out->view.len / out->itemsize;
+    out->contiguous = PyBuffer_IsContiguous(&out->view, 'A');
+    out->stride = out->view.ndim == 1 && out->view.strides ? out->view.strides[0]
+                                                           : (out->view.ndim == 0 ? out->itemsize : 0);
+    if (out->contiguous) out->stride = out->itemsize;
   }
-  out->held = true;
-  if (block_released(obj)) return freed_view(call, role);
-  out->ptr = static_cast<char*>(out->view.buf);
-  out->readonly = out->view.readonly;
-  out->ndim = out->view.ndim;
-  if (writable && out->view.readonly)
+  if (foreign < 0) return false;
+  if (out->gpu && !allow_gpu)
+    return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
+                 std::string(role) + " is a GPU array, which this argument does not take yet (locks, the fetch "
+                 "buffer of the atomic *_nbi forms and the status/values of waits are host arrays). Do it inside a "
+                 "kernel with the device API (pyshmem.cuda.Module, pyshmem.device), or use a host array");
+  if (writable && out->readonly)
     return raise(error_class(PYSHMEM_ERR_INVALID_ARG), call,
                  std::string(role) + " is read-only; it is written by this call");
-  classify(out);
-  out->itemsize = out->view.itemsize > 0 ? out->view.itemsize : 1;
-  out->nelems = out->view.len / out->itemsize;
-  out->contiguous = PyBuffer_IsContiguous(&out->view, 'A');
-  out->stride = out->view.ndim == 1 && out->view.strides ? out->view.strides[0]
-                                                         : (out->view.ndim == 0 ? out->itemsize : 0);
-  if (out->contiguous) out->stride = out->itemsize;
   return true;
 }
 
@@ -483,6 +450,8 @@ bool parse_cmp(const char* call, PyObject* obj, int* out) {
 
 bool is_gpu_array(PyObject* obj) {
   if (!obj || is_ndarray(obj)) return false;
+  const int tensor = torch_tensor_on_gpu(obj);
+  if (tensor >= 0) return tensor == 1;
   return PyObject_HasAttrString(obj, "__cuda_array_interface__") > 0;
 }
 

@@ -33,6 +33,7 @@ struct Buffer {
   Py_ssize_t stride = 0;    // for a 1-D view: byte stride between elements
   bool native = true;       // native byte order
   bool gpu = false;         // a GPU array (__cuda_array_interface__): ptr is a device address
+  PyObject* keep = nullptr;  // a reference that keeps the memory alive (a DLPack capsule)
   std::string format;
 
   Buffer() = default;
@@ -40,6 +41,7 @@ struct Buffer {
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer() {
     if (held) PyBuffer_Release(&view);
+    Py_XDECREF(keep);
   }
   char* data() const { return ptr; }
   // Strided 1-D view with a positive stride that is a multiple of the item size.
@@ -56,8 +58,9 @@ PyObject* array_base(PyObject* obj);
 // not a NumPy array. False for null.
 bool is_gpu_array(PyObject* obj);
 
-// Gets a buffer from `obj` (NumPy arrays are read directly, other objects through the
-// buffer protocol). `writable`: the caller will write into it (read-only views
+// Gets a buffer from `obj` (NumPy arrays are read directly; PyTorch tensors, DLPack
+// exporters and __array_interface__ objects through python/dlpack.h; other objects
+// through the buffer protocol). `writable`: the caller will write into it (read-only views
 // are rejected with a message naming `role`). Returns false with an exception set.
 bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable, Buffer* out,
                 bool allow_gpu = false);

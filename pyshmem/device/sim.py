@@ -31,6 +31,7 @@ import threading
 import numpy as np
 
 import pyshmem
+from pyshmem._foreign import host_view, is_tensor
 from pyshmem.device import _sim_blocks
 from pyshmem.device._table import OPS
 from pyshmem.errors import InvalidArgumentError, ShmemTypeError
@@ -41,14 +42,19 @@ def array(x):
     """Wrap a symmetric NumPy array for a simulated kernel launch, without a copy.
 
     Args:
-        x: a symmetric array (``pyshmem.zeros(...)`` ...), or a view of one.
+        x: a symmetric array (``pyshmem.zeros(...)`` ...), a symmetric torch tensor
+            (``pyshmem.torch.zeros(...)``), or a view of one.
 
     Returns:
         An array object the simulator passes to the kernel as is, so the kernel's
         writes land in the symmetric heap.
+
+    Raises:
+        ShmemTypeError: ``x`` is not an array.
     """
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
+    x = host_view("device.array", "x", x)
     if not isinstance(x, np.ndarray):
         raise ShmemTypeError(f"{where('device.array')}: expected a NumPy array, got {type(x).__name__}")
     return FakeCUDAArray(x)
@@ -58,6 +64,8 @@ def _arr(x, role):
     """The NumPy array behind a kernel argument (simulator wrappers are unwrapped)."""
     if isinstance(x, np.ndarray):
         return x
+    if is_tensor(x):  # a torch tensor passed straight to the kernel: the simulator hands it over as is
+        return host_view("device", role, x)
     d = getattr(x, "__dict__", None)
     if d is not None and "_item" in d:  # FakeWithinKernelCUDAArray
         x = d["_item"]

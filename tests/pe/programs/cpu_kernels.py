@@ -86,4 +86,21 @@ assert np.array_equal(got, 0.5 * (me * 10 + np.arange(4))), got
 left = (me - 1) % n
 assert np.array_equal(box, 0.5 * (left * 10 + np.arange(4))), box
 shmem.barrier_all()
+
+# Symmetric torch tensors (pyshmem.torch) and plain CPU tensors as kernel arguments.
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is not None:
+    import pyshmem.torch as st
+
+    tbox = st.zeros(4, dtype=torch.float64)
+    tgot = torch.zeros(4, dtype=torch.float64)
+    shmem.barrier_all()
+    pcuda.launch(mod.get_kernel("exchange"), 2, 1, tbox, tgot, 2.0)
+    assert torch.equal(tgot, 2.0 * (me * 10 + torch.arange(4, dtype=torch.float64))), tgot
+    assert torch.equal(tbox, 2.0 * (left * 10 + torch.arange(4, dtype=torch.float64))), tbox
+    shmem.barrier_all()
+    st.free(tbox)
 print(f"OK pe={me}")

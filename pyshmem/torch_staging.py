@@ -1,0 +1,162 @@
+"""The symmetric buffers of the torch.distributed backend (pyshmem/torch_backend.py)
+and the member-only operations built on them: a group barrier, a pull exchange, and
+point-to-point messages.
+
+torch creates a subgroup's backend only on the subgroup's members, while a pyshmem team
+split is collective over its parent; so subgroups (and uneven all-to-alls) run on
+one-sided operations among their members, over buffers every PE allocated once, when
+the default group was created:
+
+- ``inbuf``/``outbuf``: PYSHMEM_TORCH_STAGING_SIZE bytes, halved. A member copies its
+  input into its own ``inbuf`` only; the others read it with ``get`` between two group
+  barriers, so a PE's ``inbuf`` is never written while someone still reads it, whatever
+  mix of groups the PEs run (each runs its operations in program order).
+- ``meta``: one int64 per PE that a member publishes for the others (its offsets in an
+  uneven all-to-all).
+- ``counters``: one barrier counter per group slot. A member adds 1 to every member's
+  counter of the group's slot, then waits for its own to reach epoch × members.
+- point-to-point: a slot of ``p2p_bytes`` per peer in the sender's memory, a header
+  (bytes, tag) per peer, ``ready`` (on the receiver, by sender) and ``done`` (on the
+  sender, by receiver) sequence numbers. A send copies into its slot for the receiver
+  and signals; it waits only for the receiver to have taken the previous message (so
+  an exchange in which both sides send first does not deadlock); the receiver pulls and
+  acknowledges. Messages larger than a slot go in slot-sized pieces, each waiting for
+  the previous one to be taken.
+"""
+
+import numpy as np
+
+import pyshmem as shmem
+from pyshmem.errors import HeapExhaustedError
+from pyshmem.perftest.sizes import parse_size
+from pyshmem.runtime import env_setting
+
+MAX_GROUP_SLOTS = 256
+
+
+class Staging:
+    """The backend's symmetric buffers (collective to create: every PE, once)."""
+
+    def __init__(self):
+        n = shmem.n_pes()
+        total = parse_size(env_setting("PYSHMEM_TORCH_STAGING_SIZE") or "8M")
+        self.half = max(64, total // 2 // 64 * 64)
+        try:
+            self.buf = shmem.zeros(2 * self.half, np.uint8)
+            self._allocate_rest(n, total)
+        except HeapExhaustedError as exc:
+            raise HeapExhaustedError(f"pyshmem backend: its staging buffers (twice PYSHMEM_TORCH_STAGING_SIZE, "
+                                     f"{2 * total} bytes) do not fit in the symmetric heap: {exc}; or lower "
+                                     "PYSHMEM_TORCH_STAGING_SIZE") from None
+
+    def _allocate_rest(self, n, total):
+        self.inbuf, self.outbuf = self.buf[:self.half], self.buf[self.half:]
+        self._typed = {}
+        self.meta = shmem.zeros(max(1, n), np.int64)
+        self.counters = shmem.zeros(MAX_GROUP_SLOTS, np.int64)
+        self.epochs = [0] * MAX_GROUP_SLOTS
+        self.p2p_bytes = max(64, total // max(1, n) // 64 * 64)
+        self.p2p = shmem.zeros(max(1, n) * self.p2p_bytes, np.uint8)
+        self.header = shmem.zeros((max(1, n), 2), np.int64)  # [receiver] -> (bytes, tag) of my slot for it
+        self.ready = shmem.zeros(max(1, n), np.int64)  # [sender] -> messages it has put in its slot for me
+        self.done = shmem.zeros(max(1, n), np.int64)  # [receiver] -> messages of mine it has taken
+        self.sent = [0] * n
+        self.received = [0] * n
+
+    def typed(self, dtype):
+        """(inbuf, outbuf) as whole arrays of NumPy `dtype` (cached)."""
+        views = self._typed.get(dtype)
+        if views is None:
+            count = self.half // dtype.itemsize
+            views = self._typed[dtype] = (self.inbuf[:count * dtype.itemsize].view(dtype),
+                                          self.outbuf[:count * dtype.itemsize].view(dtype))
+        return views
+
+    # ---- member-only barrier and pull exchange ------------------------------------
+
+    def barrier(self, pes, slot):
+        """Every PE of `pes` (world PEs, this one among them) reaches this point of
+        group slot `slot` before any leaves it; their earlier writes to their own
+        buffers are visible to the others' gets after it."""
+        if len(pes) == 1:
+            return
+        self.epochs[slot] += 1
+        cell = self.counters[slot:slot + 1]
+        shmem.quiet()
+        for pe in pes:
+            shmem.atomic_add(cell, 1, pe)
+        shmem.wait_until(cell, shmem.CMP_GE, self.epochs[slot] * len(pes))
+
+    def stage(self, data):
+        """Copies `data` (a contiguous uint8 NumPy view) into this PE's inbuf."""
+        if data.nbytes > self.half:
+            raise OverflowError(data.nbytes)
+        self.inbuf[:data.nbytes] = data
+
+    def pull(self, out, pe, offset):
+        """out (contiguous uint8 view) <- PE `pe`'s inbuf[offset:offset + out.nbytes]."""
+        if out.nbytes:
+            if pe == shmem.my_pe():
+                out[:] = self.inbuf[offset:offset + out.nbytes]
+            else:
+                shmem.get(out, self.inbuf[offset:offset + out.nbytes], pe)
+
+    def publish(self, values):
+        """Puts `values` (ints, one per PE index) into this PE's meta for peers to read."""
+        self.meta[:len(values)] = values
+
+    def peer_meta(self, pe, index):
+        """PE `pe`'s published value `index`."""
+        if pe == shmem.my_pe():
+            return int(self.meta[index])
+        cell = np.zeros(1, np.int64)
+        shmem.get(cell, self.meta[index:index + 1], pe)
+        return int(cell[0])
+
+    # ---- point to point ----------------------------------------------------------
+
+    def send(self, data, dst, tag):
+        """Sends `data` (contiguous uint8 view) to world PE `dst` (see the module doc)."""
+        me = shmem.my_pe()
+        pieces = [data[i:i + self.p2p_bytes] for i in range(0, max(1, data.nbytes), self.p2p_bytes)]
+        slot = self.p2p[dst * self.p2p_bytes:(dst + 1) * self.p2p_bytes]
+        for k, piece in enumerate(pieces):
+            # The receiver has taken every earlier message from this slot.
+            shmem.wait_until(self.done[dst:dst + 1], shmem.CMP_GE, self.sent[dst])
+            slot[:piece.nbytes] = piece
+            self.header[dst] = (data.nbytes if k == 0 else -1, tag)
+            self.sent[dst] += 1
+            shmem.quiet()
+            shmem.atomic_set(self.ready[me:me + 1], self.sent[dst], dst)
+
+    def recv(self, out, src, tag, what):
+        """Receives into `out` (contiguous uint8 view) from world PE `src`; the message
+        must have `tag` and out's size. Raises RuntimeError (naming `what`) otherwise."""
+        me = shmem.my_pe()
+        head = np.zeros(2, np.int64)
+        for k, start in enumerate(range(0, max(1, out.nbytes), self.p2p_bytes)):
+            self.received[src] += 1
+            shmem.wait_until(self.ready[src:src + 1], shmem.CMP_GE, self.received[src])
+            shmem.get(head, self.header[me], src)
+            if k == 0 and (head[0] != out.nbytes or head[1] != tag):
+                raise RuntimeError(f"{what}: the message from rank {src} has {head[0]} bytes and tag {head[1]}, "
+                                   f"but this recv expects {out.nbytes} bytes and tag {tag}; sends and recvs between "
+                                   "two ranks must match in order, size and tag")
+            piece = out[start:start + self.p2p_bytes]
+            if piece.nbytes:
+                shmem.get(piece, self.p2p[me * self.p2p_bytes:me * self.p2p_bytes + piece.nbytes], src)
+            shmem.atomic_set(self.done[me:me + 1], self.received[src], src)
+
+
+def group_slot(group_name):
+    """The counter slot of a torch group name (the same on every member: torch numbers
+    groups in creation order on every rank, and a hashed name hashes alike)."""
+    try:
+        return int(group_name) % MAX_GROUP_SLOTS
+    except (TypeError, ValueError):
+        import zlib
+
+        return zlib.crc32(str(group_name).encode()) % MAX_GROUP_SLOTS
+
+
+__all__ = ["Staging", "group_slot", "MAX_GROUP_SLOTS"]

@@ -1,0 +1,238 @@
+"""Every op of the torch.distributed backend "pyshmem", next to gloo on the same inputs,
+under torchrun: the default group is pyshmem's, a gloo group over the same ranks gives
+the reference. Also subgroups (both backends), async_op, uneven all_to_all_single,
+send/recv, sizes beyond the staging buffer (set PYSHMEM_TORCH_STAGING_SIZE small), and
+the clear errors. Prints ``OK rank=<r>``.
+"""
+
+import torch
+import torch.distributed as dist
+
+import pyshmem.torch  # noqa: F401 - registers the backend
+
+dist.init_process_group("pyshmem")
+me, p = dist.get_rank(), dist.get_world_size()
+gloo = dist.new_group(backend="gloo")
+assert dist.get_backend() == "pyshmem", dist.get_backend()
+torch.manual_seed(1234 + me)
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(f"rank {me}: {msg}")
+
+
+def same(a, b, what):
+    check(a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), f"{what}: pyshmem {a} != gloo {b}")
+
+
+def both(fn, *tensors):
+    """fn(tensors, group) with pyshmem (default group) and gloo on copies: both results."""
+    mine = [t.clone() for t in tensors]
+    ref = [t.clone() for t in tensors]
+    fn(mine, None)
+    fn(ref, gloo)
+    return mine, ref
+
+
+SIZES = [1, 7, 1000, 70000]  # 70000 float64 > the tests' 256K staging: chunks
+for n in SIZES:
+    for dtype in (torch.float32, torch.float64, torch.int64, torch.int32):
+        x = (torch.rand(n) * 100).to(dtype) if dtype.is_floating_point else torch.randint(-50, 50, (n,), dtype=dtype)
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.MIN, dist.ReduceOp.PRODUCT):
+            if op == dist.ReduceOp.PRODUCT and n > 1000:
+                continue
+            a, b = both(lambda ts, g: dist.all_reduce(ts[0], op=op, group=g), x)
+            if dtype.is_floating_point and op in (dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT):
+                # Different summation orders may differ in the last bits; every pyshmem rank agrees exactly.
+                check(torch.allclose(a[0], b[0], rtol=1e-5), f"all_reduce {op} {dtype} n={n}")
+            else:
+                same(a[0], b[0], f"all_reduce {op} {dtype} n={n}")
+        if not dtype.is_floating_point:
+            for op in (dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR):
+                a, b = both(lambda ts, g: dist.all_reduce(ts[0], op=op, group=g), x)
+                same(a[0], b[0], f"all_reduce {op} {dtype}")
+    # AVG (gloo has none): the sum over p.
+    f = torch.rand(n, dtype=torch.float64)
+    avg, total = f.clone(), f.clone()
+    dist.all_reduce(avg, op=dist.ReduceOp.AVG)
+    dist.all_reduce(total, group=gloo)
+    check(torch.allclose(avg, total / p), f"all_reduce AVG n={n}")
+    # Every rank holds the same bits after a pyshmem all_reduce.
+    s = torch.rand(n, dtype=torch.float32)
+    dist.all_reduce(s)
+    g = [torch.empty_like(s) for _ in range(p)]
+    dist.all_gather(g, s, group=gloo)
+    check(all(torch.equal(t, s) for t in g), "all_reduce gives the same bits on every rank")
+
+    x = torch.rand(n, dtype=torch.float64)
+    for root in {0, p - 1}:
+        a, b = both(lambda ts, g: dist.broadcast(ts[0], root, group=g), x)
+        same(a[0], b[0], f"broadcast root={root} n={n}")
+    out_a = [torch.empty_like(x) for _ in range(p)]
+    out_b = [torch.empty_like(x) for _ in range(p)]
+    dist.all_gather(out_a, x)
+    dist.all_gather(out_b, x, group=gloo)
+    for i in range(p):
+        same(out_a[i], out_b[i], f"all_gather[{i}] n={n}")
+    big_a, big_b = torch.empty(p * n, dtype=torch.float64), torch.empty(p * n, dtype=torch.float64)
+    dist.all_gather_into_tensor(big_a, x)
+    dist.all_gather_into_tensor(big_b, x, group=gloo)
+    same(big_a, big_b, f"all_gather_into_tensor n={n}")
+    inp = torch.randint(-9, 9, (p * n,), dtype=torch.int64)
+    rs_a, rs_b = torch.empty(n, dtype=torch.int64), torch.empty(n, dtype=torch.int64)
+    dist.reduce_scatter_tensor(rs_a, inp)
+    dist.reduce_scatter_tensor(rs_b, inp, group=gloo)
+    same(rs_a, rs_b, f"reduce_scatter_tensor n={n}")
+    for root in {0, p - 1}:
+        a, b = both(lambda ts, g: dist.reduce(ts[0], root, group=g), inp)
+        if me == root:
+            same(a[0], b[0], f"reduce root={root}")
+        else:
+            same(a[0], inp, "reduce leaves non-root tensors as they were")
+    # all_to_all_single, even.
+    ev = torch.arange(p * n, dtype=torch.float32) + 1000 * me
+    ea, eb = torch.empty_like(ev), torch.empty_like(ev)
+    dist.all_to_all_single(ea, ev)
+    dist.all_to_all_single(eb, ev, group=gloo)
+    same(ea, eb, f"all_to_all_single even n={n}")
+
+# all_to_all_single with uneven splits (rows of a 2-D tensor, as MoE dispatch sends).
+send_counts = [(me + j) % 3 + 1 for j in range(p)]
+recv_counts = [(j + me) % 3 + 1 for j in range(p)]  # what rank j sends to me
+x = torch.arange(sum(send_counts) * 5, dtype=torch.float32).reshape(-1, 5) + 100 * me
+ua, ub = torch.empty(sum(recv_counts), 5), torch.empty(sum(recv_counts), 5)
+dist.all_to_all_single(ua, x, recv_counts, send_counts)
+dist.all_to_all_single(ub, x, recv_counts, send_counts, group=gloo)
+same(ua, ub, "all_to_all_single uneven")
+ins = [torch.full((3,), float(me * 10 + j)) for j in range(p)]
+outs_a = [torch.empty(3) for _ in range(p)]
+outs_b = [torch.empty(3) for _ in range(p)]
+dist.all_to_all(outs_a, ins)
+dist.all_to_all(outs_b, ins, group=gloo)
+for j in range(p):
+    same(outs_a[j], outs_b[j], f"all_to_all[{j}]")
+# Tensors of different sizes per peer (gloo takes equal ones only): against the values.
+ins = [torch.full((j + 1,), float(me * 10 + j)) for j in range(p)]
+outs = [torch.empty(me + 1) for _ in range(p)]
+dist.all_to_all(outs, ins)
+for j in range(p):
+    same(outs[j], torch.full((me + 1,), float(j * 10 + me)), f"all_to_all uneven[{j}]")
+
+# gather / scatter.
+x = torch.full((3,), float(me))
+ga = [torch.empty(3) for _ in range(p)] if me == 0 else None
+gb = [torch.empty(3) for _ in range(p)] if me == 0 else None
+dist.gather(x, ga, dst=0)
+dist.gather(x, gb, dst=0, group=gloo)
+if me == 0:
+    for i in range(p):
+        same(ga[i], gb[i], f"gather[{i}]")
+sa, sb = torch.empty(4), torch.empty(4)
+chunks = [torch.full((4,), float(10 * j)) for j in range(p)] if me == p - 1 else None
+dist.scatter(sa, chunks, src=p - 1)
+dist.scatter(sb, chunks, src=p - 1, group=gloo)
+same(sa, sb, "scatter")
+
+# async_op: a work handle whose wait() returns; the future holds the tensors.
+t = torch.ones(10)
+work = dist.all_reduce(t, async_op=True)
+check(work.wait() and torch.equal(t, torch.full((10,), float(p))), "async all_reduce")
+fut = dist.all_reduce(torch.ones(2), async_op=True).get_future()
+check(torch.equal(fut.wait()[0], torch.full((2,), float(p))), f"future value {fut.wait()}")
+dist.barrier()
+
+# send / recv around a ring, both directions at once (a send does not wait for its recv),
+# plus one message larger than a send slot.
+right, left = (me + 1) % p, (me - 1) % p
+if p > 1:
+    dist.send(torch.full((5,), float(me)), right)
+    got = torch.empty(5)
+    src = dist.recv(got, left)
+    check(src == left and torch.equal(got, torch.full((5,), float(left))), f"recv {got} from {src}")
+    big = torch.arange(300000, dtype=torch.float32) + me  # 1.2 MB: several slot-sized pieces
+    if me % 2 == 0:
+        dist.send(big, right)
+        back = torch.empty_like(big)
+        dist.recv(back, left)
+    else:
+        back = torch.empty_like(big)
+        dist.recv(back, left)
+        dist.send(big, right)
+    check(torch.equal(back, torch.arange(300000, dtype=torch.float32) + left), "large send/recv")
+    req = dist.isend(torch.tensor([me]), right)
+    r = torch.tensor([-1])
+    dist.irecv(r, left).wait()
+    req.wait()
+    check(int(r) == left, "isend/irecv")
+
+# Subgroups: the even ranks, pyshmem and gloo; every rank calls new_group.
+evens = list(range(0, p, 2))
+sub = dist.new_group(evens)
+sub_gloo = dist.new_group(evens, backend="gloo")
+odds = list(range(1, p, 2))
+sub_odd = dist.new_group(odds) if odds else None
+if me in evens:
+    for n in (3, 70000):
+        x = torch.rand(n, dtype=torch.float64)
+        a, b = both(lambda ts, g: dist.all_reduce(ts[0], group=sub if g is None else sub_gloo), x)
+        check(torch.allclose(a[0], b[0]), f"subgroup all_reduce n={n}")
+        a, b = both(lambda ts, g: dist.all_reduce(ts[0], op=dist.ReduceOp.MAX, group=sub if g is None else sub_gloo), x)
+        same(a[0], b[0], f"subgroup all_reduce max n={n}")
+        a, b = both(lambda ts, g: dist.broadcast(ts[0], evens[-1], group=sub if g is None else sub_gloo), x)
+        same(a[0], b[0], f"subgroup broadcast n={n}")
+        k = len(evens)
+        oa, ob = torch.empty(k * n, dtype=torch.float64), torch.empty(k * n, dtype=torch.float64)
+        dist.all_gather_into_tensor(oa, x, group=sub)
+        dist.all_gather_into_tensor(ob, x, group=sub_gloo)
+        same(oa, ob, f"subgroup all_gather_into_tensor n={n}")
+        ri = torch.randint(0, 5, (k * 4,), dtype=torch.int32)
+        ra, rb = torch.empty(4, dtype=torch.int32), torch.empty(4, dtype=torch.int32)
+        dist.reduce_scatter_tensor(ra, ri, group=sub)
+        dist.reduce_scatter_tensor(rb, ri, group=sub_gloo)
+        same(ra, rb, "subgroup reduce_scatter_tensor")
+    ev = torch.arange(len(evens) * 2, dtype=torch.int64) + 10 * me
+    ea, eb = torch.empty_like(ev), torch.empty_like(ev)
+    dist.all_to_all_single(ea, ev, group=sub)
+    dist.all_to_all_single(eb, ev, group=sub_gloo)
+    same(ea, eb, "subgroup all_to_all_single")
+    dist.barrier(group=sub)
+    if len(evens) > 1:  # send/recv inside the subgroup (global ranks)
+        nxt = evens[(evens.index(me) + 1) % len(evens)]
+        prv = evens[(evens.index(me) - 1) % len(evens)]
+        dist.send(torch.tensor([me * 7]), nxt, group=sub)
+        rr = torch.tensor([0])
+        dist.recv(rr, prv, group=sub)
+        check(int(rr) == prv * 7, "subgroup send/recv")
+elif sub_odd is not None:  # the odd ranks meanwhile run their own subgroup's ops
+    x = torch.full((4,), float(me))
+    dist.all_reduce(x, group=sub_odd)
+    check(torch.equal(x, torch.full((4,), float(sum(odds)))), f"odd subgroup all_reduce {x}")
+
+# bfloat16 / float16 / bool all_reduce.
+for dtype in (torch.bfloat16, torch.float16):
+    h = torch.full((6,), 0.5 + me, dtype=dtype)
+    dist.all_reduce(h)
+    check(h.dtype == dtype and torch.allclose(h.float(), torch.full((6,), sum(0.5 + r for r in range(p)))),
+          f"{dtype} all_reduce {h}")
+bl = torch.tensor([me == 0, False, True])
+dist.all_reduce(bl)
+check(torch.equal(bl, torch.tensor([True, False, True])), f"bool all_reduce (OR) {bl}")
+
+# Clear errors.
+def raises(fn, match):
+    try:
+        fn()
+    except RuntimeError as e:
+        check(match in str(e), f"{match!r} not in {e}")
+        return
+    raise AssertionError(f"rank {me}: no RuntimeError for {match!r}")
+
+
+raises(lambda: dist.recv(torch.empty(1)), "pyshmem backend: recv_anysource is not supported")
+raises(lambda: dist.all_reduce(torch.ones(4)[::2]), "pyshmem backend: all_reduce: tensors must be contiguous")
+raises(lambda: dist.all_reduce(torch.ones(2), op=dist.ReduceOp.BAND), "BAND needs an integer tensor")
+raises(lambda: dist.all_gather_into_tensor(torch.empty(p + 1), torch.ones(1)), "output must have")
+dist.barrier()
+print(f"OK rank={me}", flush=True)
+dist.destroy_process_group()

@@ -1,0 +1,62 @@
+"""The torch.distributed backend "pyshmem" (pyshmem/torch_backend.py) under torchrun:
+every op against gloo on the same inputs (2, 3 and 4 ranks, a staging buffer small
+enough that large tensors go in chunks), DDP gradients against gloo's, and the
+examples that use it."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PROGRAMS, REPO
+
+pytest.importorskip("torch")
+
+
+def run_torchrun(program, nproc, *args, env=None, timeout=300):
+    """`torchrun --standalone --nproc_per_node nproc program args` (CompletedProcess)."""
+    full = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    full.update(env or {})
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
+           str(program), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full, cwd=str(REPO))
+
+
+@pytest.mark.parametrize("nproc", [2, 3, 4])
+def test_every_backend_op_matches_gloo(nproc):
+    proc = run_torchrun(PROGRAMS / "torch_dist_ops.py", nproc, env={"PYSHMEM_TORCH_STAGING_SIZE": "256K"})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    for r in range(nproc):
+        assert f"OK rank={r}" in proc.stdout, proc.stdout
+
+
+def test_ddp_gradients_equal_gloos():
+    proc = run_torchrun(PROGRAMS / "torch_ddp.py", 2)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    assert "OK rank=0" in proc.stdout and "OK rank=1" in proc.stdout and "STEP pyshmem=" in proc.stdout, proc.stdout
+
+
+def test_backend_without_torchrun_is_a_clear_error():
+    # Not registered without importing pyshmem.torch: torch's own message.
+    code = ("import torch.distributed as dist\ntry:\n    dist.init_process_group('pyshmem', rank=0, world_size=1, "
+            "init_method='tcp://127.0.0.1:0')\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert "pyshmem" in proc.stdout.lower(), proc.stdout + proc.stderr
+    # Registered, one process: works as a group of one.
+    code = ("import torch, torch.distributed as dist, pyshmem.torch\n"
+            "dist.init_process_group('pyshmem', rank=0, world_size=1, init_method='tcp://127.0.0.1:0')\n"
+            "t = torch.ones(3); dist.all_reduce(t); dist.broadcast(t, 0); dist.barrier()\n"
+            "print('single', t.tolist(), dist.get_backend())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0 and "single [1.0, 1.0, 1.0] pyshmem" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_staging_that_does_not_fit_the_heap_is_a_clear_error():
+    proc = run_torchrun(PROGRAMS / "torch_dist_ops.py", 2,
+                        env={"PYSHMEM_SYMMETRIC_SIZE": "8M", "PYSHMEM_TORCH_STAGING_SIZE": "16M"}, timeout=120)
+    assert proc.returncode != 0
+    both = proc.stdout + proc.stderr
+    assert "pyshmem backend: its staging buffers (twice PYSHMEM_TORCH_STAGING_SIZE, 33554432 bytes) do not fit" in both, \
+        both[-4000:]
