@@ -43,7 +43,22 @@ def _moe_tokens(n, rounds, max_tokens):
                for rnd in range(rounds) for src in range(n) for dst in range(n))
 
 
+def _torch_missing():
+    import importlib.util
+
+    return None if importlib.util.find_spec("torch") else "needs torch (pip install 'pyshmem[torch]')"
+
+
 CASES = {
+    "torch_tp_mlp.py": [Case(
+        args=("--hidden", "96", "--model", "24"), npes=(1, 2, 3, 4), skip_unless=_torch_missing,
+        expect=lambda n: [rf"tensor-parallel MLP 24->96->24 over {n} rank\(s\)",
+                          r"output, input gradient and every weight-gradient shard match the unsplit MLP"])],
+    "torch_moe_dispatch.py": [Case(
+        args=("--tokens", "12", "--hidden", "8"), npes=(1, 2, 3, 4), skip_unless=_torch_missing,
+        expect=lambda n: [rf"MoE dispatch/combine over {n} rank\(s\): 12 tokens x 8 per rank, {2 * n} experts, "
+                          rf"top-2: {24 * n} token copies",
+                          r"every rank's combined output matches the unsplit mixture of experts"])],
     "hello.py": [Case(
         expect=lambda n: [r"pyshmem \S+ \(OpenSHMEM \d+\.\d+\)$", rf"All {n} PE\(s\) checked in with PE 0$"],
         every_pe=lambda n, pe: [rf"Hello from PE {pe} of {n}$"],

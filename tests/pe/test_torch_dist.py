@@ -53,6 +53,32 @@ def test_backend_without_torchrun_is_a_clear_error():
     assert proc.returncode == 0 and "single [1.0, 1.0, 1.0] pyshmem" in proc.stdout, proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("example, expect", [
+    ("torch_tp_mlp.py", "every weight-gradient shard match the unsplit MLP"),
+    ("torch_moe_dispatch.py", "every rank's combined output matches the unsplit mixture of experts"),
+])
+def test_torch_examples_under_torchrun(example, expect):
+    proc = run_torchrun(REPO / "examples" / example, 4)
+    assert proc.returncode == 0 and expect in proc.stdout, proc.stdout[-4000:] + proc.stderr[-8000:]
+
+
+def test_benchmark_runs_side_by_side_with_gloo(tmp_path):
+    out, png = tmp_path / "td.json", tmp_path / "td.png"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_torch_dist.py"), "--quick", "--ranks", "2",
+                           "--sizes", "8,4096", "--json", str(out), "--plot", str(png)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    import json
+
+    rows = json.loads(out.read_text())
+    ops = {(r["op"], r["bytes"]) for r in rows}
+    assert {("all_reduce", 8), ("all_to_all_single", 4096), ("broadcast", 8)} <= ops, ops
+    assert any(r["op"] == "ddp_step" for r in rows)
+    assert all(r["pyshmem_us"] > 0 and r["gloo_us"] > 0 for r in rows)
+    assert "| all_reduce | 2 | 8 B |" in proc.stdout, proc.stdout
+    assert png.stat().st_size > 1000
+
+
 def test_staging_that_does_not_fit_the_heap_is_a_clear_error():
     proc = run_torchrun(PROGRAMS / "torch_dist_ops.py", 2,
                         env={"PYSHMEM_SYMMETRIC_SIZE": "8M", "PYSHMEM_TORCH_STAGING_SIZE": "16M"}, timeout=120)
