@@ -21,7 +21,7 @@ from torch.futures import Future
 
 import pyshmem as shmem
 from pyshmem import bootstrap_store, runtime
-from pyshmem.torch_staging import Staging, group_slot
+from pyshmem.torch_staging import Staging, agree_slot
 
 _C10D = torch._C._distributed_c10d
 _native_reduce = shmem.reduce
@@ -84,14 +84,19 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
     """One torch process group on pyshmem (see the module doc). Made by torch through
     the registered creator; not meant to be constructed by hand."""
 
-    def __init__(self, rank, size, pes, slot):
+    def __init__(self, rank, size, pes):
         super().__init__(rank, size)
         self._pes = pes  # world PE of each group rank
-        self._slot = slot
+        self._slot = None  # the barrier counter slot of a subgroup (agree_slot)
+        self._name = ""
         self._world = pes == list(range(shmem.n_pes()))
 
     def getBackendName(self):
         return "pyshmem"
+
+    # torch reads a group's name from its registered Backend objects, which a group
+    # that is itself the backend has none of; destroy_process_group(group) needs it.
+    group_name = property(lambda self: self._name, doc="torch's name of this group")
 
     # ---- helpers ------------------------------------------------------------------
 
@@ -438,7 +443,11 @@ def _create(opts, pg_options):
             raise RuntimeError(f"pyshmem backend: pyshmem runs as PE {shmem.my_pe()} of {shmem.n_pes()}, but torch's "
                                f"default group has rank {rank} of {size}; start both from the same launcher")
         _staging = Staging()
-    return ProcessGroupPyshmem(rank, size, pes, group_slot(opts.group_id))
+    group = ProcessGroupPyshmem(rank, size, pes)
+    group._name = opts.group_id
+    if not group._world:
+        group._slot = agree_slot(opts.store, rank, size, group, "pyshmem backend: new_group")
+    return group
 
 
 def register():

@@ -14,7 +14,10 @@ the default group was created:
 - ``meta``: one int64 per PE that a member publishes for the others (its offsets in an
   uneven all-to-all).
 - ``counters``: one barrier counter per group slot. A member adds 1 to every member's
-  counter of the group's slot, then waits for its own to reach epoch × members.
+  counter of the group's slot, then waits for its own to reach the total its groups
+  on that slot have added so far (a slot is used by one live group at a time on each
+  member, and is handed to a later group once that one is gone: see
+  :func:`agree_slot`).
 - point-to-point: a slot of ``p2p_bytes`` per peer in the sender's memory, a header
   (bytes, tag) per peer, ``ready`` (on the receiver, by sender) and ``done`` (on the
   sender, by receiver) sequence numbers. A send copies into its slot for the receiver
@@ -54,7 +57,7 @@ class Staging:
         self._typed = {}
         self.meta = shmem.zeros(max(1, n), np.int64)
         self.counters = shmem.zeros(MAX_GROUP_SLOTS, np.int64)
-        self.epochs = [0] * MAX_GROUP_SLOTS
+        self.expected = [0] * MAX_GROUP_SLOTS  # increments my counter of each slot has had due
         self.p2p_bytes = max(64, total // max(1, n) // 64 * 64)
         self.p2p = shmem.zeros(max(1, n) * self.p2p_bytes, np.uint8)
         self.header = shmem.zeros((max(1, n), 2), np.int64)  # [receiver] -> (bytes, tag) of my slot for it
@@ -80,12 +83,12 @@ class Staging:
         buffers are visible to the others' gets after it."""
         if len(pes) == 1:
             return
-        self.epochs[slot] += 1
+        self.expected[slot] += len(pes)
         cell = self.counters[slot:slot + 1]
         shmem.quiet()
         for pe in pes:
             shmem.atomic_add(cell, 1, pe)
-        shmem.wait_until(cell, shmem.CMP_GE, self.epochs[slot] * len(pes))
+        shmem.wait_until(cell, shmem.CMP_GE, self.expected[slot])
 
     def stage(self, data):
         """Copies `data` (a contiguous uint8 NumPy view) into this PE's inbuf."""
@@ -148,15 +151,32 @@ class Staging:
             shmem.atomic_set(self.done[me:me + 1], self.received[src], src)
 
 
-def group_slot(group_name):
-    """The counter slot of a torch group name (the same on every member: torch numbers
-    groups in creation order on every rank, and a hashed name hashes alike)."""
-    try:
-        return int(group_name) % MAX_GROUP_SLOTS
-    except (TypeError, ValueError):
-        import zlib
-
-        return zlib.crc32(str(group_name).encode()) % MAX_GROUP_SLOTS
+_live_slots = {}  # slot -> weakref of the live group using it on this PE
 
 
-__all__ = ["Staging", "group_slot", "MAX_GROUP_SLOTS"]
+def agree_slot(store, rank, size, group, what):
+    """The lowest counter slot free on every member of a new group, agreed through the
+    group's store (torch gives each group its own key prefix): each member publishes
+    which slots its live groups hold and takes the first one free everywhere, so every
+    member gets the same answer. `group` is registered for it until it is collected.
+
+    Raises:
+        RuntimeError: no slot is free on every member (the same on every member).
+    """
+    import weakref
+
+    mine = "".join("1" if (ref := _live_slots.get(s)) is not None and ref() is not None else "0"
+                   for s in range(MAX_GROUP_SLOTS))
+    store.set(f"pyshmem/slots/{rank}", mine)
+    used = [mine if r == rank else store.get(f"pyshmem/slots/{r}").decode() for r in range(size)]
+    free = [s for s in range(MAX_GROUP_SLOTS) if all(u[s] == "0" for u in used)]
+    if not free:
+        raise RuntimeError(f"{what}: every one of the {MAX_GROUP_SLOTS} barrier slots is held by a live group on "
+                           "some member; destroy groups you no longer use (dist.destroy_process_group(group))")
+    slot = free[0]
+    _live_slots[slot] = weakref.ref(group)
+    weakref.finalize(group, _live_slots.pop, slot, None)
+    return slot
+
+
+__all__ = ["Staging", "agree_slot", "MAX_GROUP_SLOTS"]

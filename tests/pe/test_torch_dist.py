@@ -32,6 +32,14 @@ def test_every_backend_op_matches_gloo(nproc):
         assert f"OK rank={r}" in proc.stdout, proc.stdout
 
 
+@pytest.mark.parametrize("nproc", [3, 4])
+def test_subgroups_come_and_go_and_run_out_of_slots_clearly(nproc):
+    proc = run_torchrun(PROGRAMS / "torch_dist_groups.py", nproc)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    for r in range(nproc):
+        assert f"OK rank={r}" in proc.stdout, proc.stdout
+
+
 def test_ddp_gradients_equal_gloos():
     proc = run_torchrun(PROGRAMS / "torch_ddp.py", 2)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
