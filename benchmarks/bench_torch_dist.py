@@ -6,7 +6,9 @@ ranks; for every op and size the two run alternately (a few calls each, repeated
 both see the same machine minute. A figure is the median over repeats of the mean time
 per call on rank 0, after a barrier on the group measured. Sizes are bytes per rank
 (all_reduce/broadcast: the tensor; all_gather_into_tensor: the input; all_to_all_single:
-the whole input, split evenly), float32 elements.
+the whole input, split evenly), float32 elements. all_reduce and broadcast also run on a
+symmetric tensor (pyshmem.torch.empty): the "symmetric" column, in place from the
+backend's IN_PLACE_MIN.
 
 Usage (from the repository root; it starts torchrun itself):
     python benchmarks/bench_torch_dist.py                  # 2 and 4 ranks, 8 B .. 64 MiB
@@ -34,7 +36,7 @@ def _worker(sizes, repeats, budget):
     import torch
     import torch.distributed as dist
 
-    import pyshmem.torch  # noqa: F401 - registers the backend
+    import pyshmem.torch  # registers the backend
 
     dist.init_process_group("pyshmem")
     me, p = dist.get_rank(), dist.get_world_size()
@@ -44,24 +46,31 @@ def _worker(sizes, repeats, budget):
         n = max(1, size // 4)
         n = -(-n // p) * p  # all_to_all_single splits evenly
         x = torch.rand(n)
+        sym = pyshmem.torch.empty((n,))
+        sym.copy_(x)
         calls = {"all_reduce": lambda g: dist.all_reduce(x, group=g),
                  "broadcast": lambda g: dist.broadcast(x, 0, group=g),
                  "all_gather_into_tensor": lambda g, out=torch.empty(p * n): dist.all_gather_into_tensor(out, x, group=g),
                  "all_to_all_single": lambda g, out=torch.empty(n): dist.all_to_all_single(out, x, group=g)}
         iters = max(2, min(200, budget // (size * p + 20000)))
+        on_sym = {"all_reduce": lambda g: dist.all_reduce(sym), "broadcast": lambda g: dist.broadcast(sym, 0)}
         for op in OPS:
-            times = {k: [] for k in groups}
+            variants = {k: (g, calls[op]) for k, g in groups.items()}
+            if op in on_sym:
+                variants["pyshmem_sym"] = (None, on_sym[op])
+            times = {k: [] for k in variants}
             for _ in range(repeats):
-                for name, g in groups.items():
-                    calls[op](g)  # warm
+                for name, (g, call) in variants.items():
+                    call(g)  # warm
                     dist.barrier(group=g)
                     t0 = time.perf_counter()
                     for _ in range(iters):
-                        calls[op](g)
+                        call(g)
                     times[name].append((time.perf_counter() - t0) / iters)
             if me == 0:
                 rows.append({"op": op, "bytes": size, "ranks": p, **{f"{k}_us": statistics.median(v) * 1e6
                                                                      for k, v in times.items()}})
+        pyshmem.torch.free(sym)
     ddp = _ddp_step_us(groups["gloo"], repeats)  # its models die on return, on every rank at once
     dist.barrier()
     if me == 0:
@@ -135,11 +144,12 @@ def main():
             sys.exit(f"bench_torch_dist: {ranks} ranks failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}"
                      f"\n{proc.stderr[-3000:]}")
         rows += json.loads(line[5:])
-    print("| op | ranks | bytes | gloo (µs) | pyshmem (µs) | gloo / pyshmem |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| op | ranks | bytes | gloo (µs) | pyshmem (µs) | gloo / pyshmem | pyshmem, symmetric tensor (µs) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        sym = f"{r['pyshmem_sym_us']:.1f}" if "pyshmem_sym_us" in r else "-"
         print(f"| {r['op']} | {r['ranks']} | {_human(r['bytes'])} | {r['gloo_us']:.1f} | {r['pyshmem_us']:.1f} | "
-              f"{r['gloo_us'] / r['pyshmem_us']:.1f}x |")
+              f"{r['gloo_us'] / r['pyshmem_us']:.1f}x | {sym} |")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(rows, indent=1))
     if args.plot:
@@ -154,11 +164,14 @@ def _plot(rows, path):
 
     fig, axes = plt.subplots(1, len(OPS), figsize=(4 * len(OPS), 3.6), sharey=True)
     for ax, op in zip(axes, OPS):
-        for ranks in sorted({r["ranks"] for r in rows}):
+        for shade, ranks in enumerate(sorted({r["ranks"] for r in rows})):
             mine = [r for r in rows if r["op"] == op and r["ranks"] == ranks]
-            for backend, style in (("pyshmem", "-o"), ("gloo", "--s")):
-                ax.plot([r["bytes"] for r in mine], [r[f"{backend}_us"] for r in mine], style, ms=3,
-                        label=f"{backend}, {ranks} ranks")
+            colors = {"pyshmem": f"C{3 * shade}", "gloo": f"C{3 * shade + 1}", "pyshmem_sym": f"C{3 * shade + 2}"}
+            for backend, style in (("pyshmem", "-o"), ("gloo", "--s"), ("pyshmem_sym", ":^")):
+                have = [r for r in mine if f"{backend}_us" in r]
+                if have:
+                    ax.plot([r["bytes"] for r in have], [r[f"{backend}_us"] for r in have], style, ms=3,
+                            color=colors[backend], label=f"{backend.replace('_sym', ', symmetric')}, {ranks} ranks")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(op)

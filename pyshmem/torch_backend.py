@@ -21,6 +21,7 @@ from torch.futures import Future
 
 import pyshmem as shmem
 from pyshmem import bootstrap_store, runtime
+from pyshmem._lib import lib as _lib
 from pyshmem.torch_staging import Staging, agree_slot
 
 _C10D = torch._C._distributed_c10d
@@ -41,6 +42,10 @@ _NUMPY = {t: torch.empty(0, dtype=t).numpy().dtype for t in _NATIVE_DTYPES}
 _OPS_BY_INT = {int(k): (k, *v) for k, v in _OPS.items()}
 _NUMPY_ANY = {torch.bool, torch.float16, torch.complex64, torch.complex128, *_NATIVE_DTYPES}
 _AVG = int(_R.AVG)
+# From this size a default-group all-reduce or broadcast first asks whether every rank
+# passed a symmetric tensor at the same offset (one small reduction) and then works on
+# the tensors in place, skipping the two staging copies; below it the copies are cheaper.
+IN_PLACE_MIN = 256 << 10
 
 
 class _Done(_C10D.Work):
@@ -73,6 +78,23 @@ class _Done(_C10D.Work):
             self._future = Future()
             self._future.set_result(self._result)
         return self._future
+
+
+def _all_symmetric(view):
+    """True when every rank's `view` (a NumPy view of its tensor) is symmetric memory
+    at the same offset of the heap: one max-reduction of (offset, -offset) over the
+    default group, so every rank gets the same answer."""
+    offset = -1
+    if shmem.addr_accessible(view, shmem.my_pe()):
+        addr = view.__array_interface__["data"][0]
+        offset = addr - _heap_begin() if _lib.is_symmetric(addr, view.nbytes) else -1
+    _staging.agree_in[:] = (offset, -offset)
+    shmem.max_reduce(_staging.agree_out, _staging.agree_in)
+    return offset >= 0 and int(_staging.agree_out[0]) == -int(_staging.agree_out[1]) == offset
+
+
+def _heap_begin():
+    return _lib.heap_range()[0]
 
 
 def _op_type(op):
@@ -137,8 +159,9 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
 
     # ---- reductions -------------------------------------------------------------------
 
-    def _reduce_into(self, t, op, what, write=True):
-        """All-reduce `t` in place with torch op `op` (only where `write`)."""
+    def _reduce_into(self, t, op, what, root=None):
+        """Reduce `t` with torch op `op` into `t` on every rank (root None) or on `root` only."""
+        write = root is None or self.rank() == root
         entry = _OPS_BY_INT.get(int(_op_type(op)))
         if entry is None:
             raise RuntimeError(f"pyshmem backend: {what} with {_op_type(op)} is not supported (SUM, AVG, PRODUCT, MIN, "
@@ -151,6 +174,12 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
         if self._world and np_type is not None and not (avg and np_type.kind != "f"):
             # Fast path: NumPy views of the tensor and the staging buffers, pyshmem's reduce.
             flat = (t.detach() if t.requires_grad else t).numpy().reshape(-1)
+            # Every rank must take the same branch here (the check is a collective).
+            if root is None and flat.nbytes >= IN_PLACE_MIN and _all_symmetric(flat):
+                _native_reduce(flat, flat, name)
+                if avg:
+                    flat /= len(self._pes)
+                return
             src_all, dst_all = _staging.typed(np_type)
             step = src_all.size
             for a in range(0, flat.size, step):
@@ -214,7 +243,7 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
     def reduce(self, tensors, opts):
         self._check("reduce", *tensors)
         for t in tensors:
-            self._reduce_into(t, opts.reduceOp, "reduce", write=self.rank() == opts.rootRank)
+            self._reduce_into(t, opts.reduceOp, "reduce", root=opts.rootRank)
         return _Done(tensors)
 
     def reduce_scatter_single(self, output, input, opts):
@@ -261,6 +290,9 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
         root, me = opts.rootRank, self.rank()
         for t in tensors:
             data = self._bytes(t)
+            if self._world and data.nbytes >= IN_PLACE_MIN and _all_symmetric(data):
+                shmem.broadcast(data, data, root)
+                continue
             for a in range(0, max(1, data.nbytes), _staging.half):
                 piece = data[a:a + _staging.half]
                 if me == root:

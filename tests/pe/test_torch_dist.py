@@ -73,7 +73,7 @@ def test_torch_examples_under_torchrun(example, expect):
 def test_benchmark_runs_side_by_side_with_gloo(tmp_path):
     out, png = tmp_path / "td.json", tmp_path / "td.png"
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_torch_dist.py"), "--quick", "--ranks", "2",
-                           "--sizes", "8,4096", "--json", str(out), "--plot", str(png)],
+                           "--sizes", "8,4096,512K", "--json", str(out), "--plot", str(png)],
                           capture_output=True, text=True, cwd=REPO, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     import json
@@ -83,6 +83,7 @@ def test_benchmark_runs_side_by_side_with_gloo(tmp_path):
     assert {("all_reduce", 8), ("all_to_all_single", 4096), ("broadcast", 8)} <= ops, ops
     assert any(r["op"] == "ddp_step" for r in rows)
     assert all(r["pyshmem_us"] > 0 and r["gloo_us"] > 0 for r in rows)
+    assert all(r["pyshmem_sym_us"] > 0 for r in rows if r["op"] in ("all_reduce", "broadcast")), rows
     assert "| all_reduce | 2 | 8 B |" in proc.stdout, proc.stdout
     assert png.stat().st_size > 1000
 

@@ -8,7 +8,7 @@ the clear errors. Prints ``OK rank=<r>``.
 import torch
 import torch.distributed as dist
 
-import pyshmem.torch  # noqa: F401 - registers the backend
+import pyshmem.torch  # registers the backend
 
 dist.init_process_group("pyshmem")
 me, p = dist.get_rank(), dist.get_world_size()
@@ -218,6 +218,59 @@ for dtype in (torch.bfloat16, torch.float16):
 bl = torch.tensor([me == 0, False, True])
 dist.all_reduce(bl)
 check(torch.equal(bl, torch.tensor([True, False, True])), f"bool all_reduce (OR) {bl}")
+
+# Symmetric tensors (pyshmem.torch) of >= IN_PLACE_MIN bytes at the same heap offset on
+# every rank are reduced / broadcast in place; a rank with an ordinary tensor, or views
+# at different offsets, fall back to staging. Values against gloo either way, and the
+# path taken is recorded through the agreement function.
+from pyshmem import torch_backend  # noqa: E402
+
+agreed = []
+_agree = torch_backend._all_symmetric
+torch_backend._all_symmetric = lambda view: agreed.append(_agree(view)) or agreed[-1]
+n_big = torch_backend.IN_PLACE_MIN // 8 + 3  # float64 elements: over the threshold, beyond the 256K staging too
+for n in (n_big, 70000):
+    sym = pyshmem.torch.empty((n + 1,), dtype=torch.float64)
+    sym.copy_(torch.rand(n + 1, dtype=torch.float64))
+    ref = sym.clone()
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.AVG):
+        agreed.clear()
+        x = sym[:n]
+        dist.all_reduce(x, op=op)
+        r = ref[:n].clone()
+        dist.all_reduce(r, op=dist.ReduceOp.SUM if op == dist.ReduceOp.AVG else op, group=gloo)
+        if op == dist.ReduceOp.AVG:
+            r /= p
+        check(torch.allclose(x, r, rtol=1e-12), f"in-place all_reduce {op} n={n}")
+        check(agreed == [True], f"in-place all_reduce {op} n={n}: the agreement said {agreed}")
+        check(sym[n] == ref[n], "in-place all_reduce wrote past the tensor")
+        sym.copy_(ref)
+    for root in {0, p - 1}:
+        agreed.clear()
+        dist.broadcast(sym[:n], root)
+        r = ref[:n].clone()
+        dist.broadcast(r, root, group=gloo)
+        same(sym[:n], r, f"in-place broadcast root={root} n={n}")
+        check(agreed == [True], f"in-place broadcast: the agreement said {agreed}")
+        sym.copy_(ref)
+    # Rank 0 passes the symmetric tensor, the others an ordinary copy: staged, same values.
+    agreed.clear()
+    x = sym[:n] if me == 0 else ref[:n].clone()
+    dist.all_reduce(x)
+    r = ref[:n].clone()
+    dist.all_reduce(r, group=gloo)
+    check(torch.allclose(x, r, rtol=1e-12) and agreed == [False], f"mixed symmetric/ordinary all_reduce {agreed}")
+    sym.copy_(ref)
+    # Views at different offsets on different ranks: staged.
+    agreed.clear()
+    x = sym[me % 2:me % 2 + n - 1]
+    src = x.clone()
+    dist.all_reduce(x)
+    r = src.clone()
+    dist.all_reduce(r, group=gloo)
+    check(torch.allclose(x, r, rtol=1e-12) and agreed == [p == 1], f"offset-mismatch all_reduce {agreed}")
+    pyshmem.torch.free(sym)
+torch_backend._all_symmetric = _agree
 
 # Clear errors.
 def raises(fn, match):
