@@ -84,17 +84,11 @@ def _all_symmetric(view):
     """True when every rank's `view` (a NumPy view of its tensor) is symmetric memory
     at the same offset of the heap: one max-reduction of (offset, -offset) over the
     default group, so every rank gets the same answer."""
-    offset = -1
-    if shmem.addr_accessible(view, shmem.my_pe()):
-        addr = view.__array_interface__["data"][0]
-        offset = addr - _heap_begin() if _lib.is_symmetric(addr, view.nbytes) else -1
+    addr = view.__array_interface__["data"][0]
+    offset = addr - _lib.heap_range()[0] if _lib.is_symmetric(addr, view.nbytes) else -1
     _staging.agree_in[:] = (offset, -offset)
     shmem.max_reduce(_staging.agree_out, _staging.agree_in)
     return offset >= 0 and int(_staging.agree_out[0]) == -int(_staging.agree_out[1]) == offset
-
-
-def _heap_begin():
-    return _lib.heap_range()[0]
 
 
 def _op_type(op):
@@ -151,6 +145,11 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
                                f"({p * part.numel()}) of its dtype, not {whole.numel()} of {whole.dtype}")
         return p
 
+    def _in_place(self, view):
+        """Whether a default-group collective on `view` may skip staging (collective on
+        the default group when it is large enough: every rank takes the same branch)."""
+        return self._world and view.nbytes >= IN_PLACE_MIN and _all_symmetric(view)
+
     def _barrier(self):
         if self._world:
             shmem.barrier_all()
@@ -174,8 +173,8 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
         if self._world and np_type is not None and not (avg and np_type.kind != "f"):
             # Fast path: NumPy views of the tensor and the staging buffers, pyshmem's reduce.
             flat = (t.detach() if t.requires_grad else t).numpy().reshape(-1)
-            # Every rank must take the same branch here (the check is a collective).
-            if root is None and flat.nbytes >= IN_PLACE_MIN and _all_symmetric(flat):
+            # Only an all-reduce: reduce writes on its root alone, so it always stages.
+            if root is None and self._in_place(flat):
                 _native_reduce(flat, flat, name)
                 if avg:
                     flat /= len(self._pes)
@@ -290,7 +289,7 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
         root, me = opts.rootRank, self.rank()
         for t in tensors:
             data = self._bytes(t)
-            if self._world and data.nbytes >= IN_PLACE_MIN and _all_symmetric(data):
+            if self._in_place(data):
                 shmem.broadcast(data, data, root)
                 continue
             for a in range(0, max(1, data.nbytes), _staging.half):
