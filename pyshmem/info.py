@@ -1,5 +1,6 @@
 """``python -m pyshmem info``: what this installation can do, in one screen."""
 
+import importlib.util
 import os
 import platform
 import re
@@ -72,9 +73,22 @@ def report():
         mark = "*" if is_set else " "
         value = row["value"] if row["is_set"] else row["default"]
         out.append(f" {mark} {row['name']:<28} = {value!s:<12} {_first_sentence(row['help'])}")
+    out.append(f"torch tensors in calls: {_torch_path()}")
     launcher = os.environ.get("PYSHMEM_LAUNCHER")
     out.append(f"launcher: {launcher or 'none (a program started now is a single PE)'}")
     return "\n".join(out)
+
+
+def _torch_path():
+    """How calls read torch tensors here: the stable-ABI fast path or DLPack (imports torch)."""
+    if importlib.util.find_spec("torch") is None:
+        return "torch not installed"
+    import torch  # noqa: F401  (the binding finds it in sys.modules)
+
+    state = lib._torch_fast_path()
+    if state["enabled"]:
+        return "libtorch's stable C ABI" + ("" if state["bits"] else f" ({state['status']})")
+    return f"torch's DLPack exporter (the fast path is off: {state['status']})"
 
 
 def _first_sentence(text):

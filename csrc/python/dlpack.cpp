@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "python/errors.h"
+#include "python/torch_abi.h"
 #include "pyshmem/types.h"
 
 namespace pyshmem {
@@ -169,6 +170,7 @@ bool torch_found() {
   PyObject* fn = c ? PyObject_GetAttrString(c, "_to_dlpack") : nullptr;
   PyObject* neg = type ? PyObject_GetAttrString(type, "is_neg") : nullptr;
   PyObject* conj = type ? PyObject_GetAttrString(type, "is_conj") : nullptr;
+  if (type && fn && neg && conj) torch_abi_init(torch, type);  // leaves no exception set
   Py_DECREF(torch);
   Py_XDECREF(c);
   if (!type || !fn || !neg || !conj || !PyType_Check(type)) {  // torch still importing, or one without them
@@ -197,21 +199,27 @@ std::string pending_message() {
 }
 
 int tensor_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) {
-  PyObject* capsule = PyObject_CallOneArg(g_to_dlpack, obj);
-  if (!capsule)
-    return fail(error_class(PYSHMEM_ERR_TYPE), call, role,
-                " is a torch tensor pyshmem cannot read (" + pending_message() + "); pass a dense (strided) CPU "
-                "tensor, or a CUDA tensor on the cuda backend"), -1;
-  if (!from_capsule(call, role, capsule, out)) return -1;
+  int lazy = -1;
+  if (!torch_abi_buffer(obj, out, &lazy)) {
+    PyObject* capsule = PyObject_CallOneArg(g_to_dlpack, obj);
+    if (!capsule)
+      return fail(error_class(PYSHMEM_ERR_TYPE), call, role,
+                  " is a torch tensor pyshmem cannot read (" + pending_message() + "); pass a dense (strided) CPU "
+                  "tensor, or a CUDA tensor on the cuda backend"), -1;
+    if (!from_capsule(call, role, capsule, out)) return -1;
+  }
   // A lazily negated or conjugated view (x.conj() of a complex tensor, its .imag) holds
   // memory that is not its values, and torch exports it as it is: reading it raw would
   // be a silent wrong answer. The conjugate bit exists only on complex tensors.
   for (PyObject* check : {g_is_neg, out->kind == 'c' ? g_is_conj : nullptr}) {
     if (!check) continue;
-    PyObject* r = PyObject_CallOneArg(check, obj);
-    if (!r) return -1;
-    const int set = PyObject_IsTrue(r);
-    Py_DECREF(r);
+    int set = lazy < 0 ? -1 : (lazy == (check == g_is_neg ? 1 : 2));
+    if (set < 0) {
+      PyObject* r = PyObject_CallOneArg(check, obj);
+      if (!r) return -1;
+      set = PyObject_IsTrue(r);
+      Py_DECREF(r);
+    }
     if (set)
       return fail(error_class(PYSHMEM_ERR_TYPE), call, role,
                   std::string(" is a torch tensor with the ") + (check == g_is_neg ? "negative" : "conjugate") +
@@ -240,6 +248,10 @@ int dlpack_buffer(const char* call, const char* role, PyObject* obj, Buffer* out
 }
 
 }  // namespace
+
+void buffer_layout(Buffer* out, int ndim, const int64_t* shape, const int64_t* strides) {
+  layout(out, ndim, shape, strides, out->itemsize);
+}
 
 bool interface_buffer(const char* call, const char* role, PyObject* obj, const char* attr, Buffer* out) {
   PyObject* cai = PyObject_GetAttrString(obj, attr);
@@ -289,12 +301,36 @@ int torch_tensor_buffer(const char* call, const char* role, PyObject* obj, Buffe
 
 int torch_tensor_on_gpu(PyObject* obj) {
   if (!obj || !torch_found() || !PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(g_tensor_type))) return -1;
+  const int fast = torch_abi_on_gpu(obj);
+  if (fast >= 0) return fast;
   static PyObject* is_cuda = PyUnicode_InternFromString("is_cuda");
   PyObject* r = PyObject_GetAttr(obj, is_cuda);
   const int v = r ? PyObject_IsTrue(r) : 0;
   Py_XDECREF(r);
   PyErr_Clear();
   return v == 1 ? 1 : 0;
+}
+
+PyObject* buffer_fields(const Buffer& b) {
+  return Py_BuildValue("{sKsCsnsssisnsOsnsO}", "ptr", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(b.ptr)),
+                       "kind", static_cast<int>(b.kind), "itemsize", b.itemsize, "format", b.format.c_str(), "ndim",
+                       b.ndim, "nelems", b.nelems, "contiguous", b.contiguous ? Py_True : Py_False, "stride", b.stride,
+                       "gpu", b.gpu ? Py_True : Py_False);
+}
+
+PyObject* torch_tensor_read(PyObject* tensor, bool fast) {
+  if (!torch_found() || !PyObject_TypeCheck(tensor, reinterpret_cast<PyTypeObject*>(g_tensor_type)))
+    return raise(error_class(PYSHMEM_ERR_TYPE), "_torch_tensor_read", "takes a torch tensor"), nullptr;
+  if (fast) return torch_abi_read(tensor);
+  PyObject* capsule = PyObject_CallOneArg(g_to_dlpack, tensor);
+  Buffer b;
+  if (!capsule || !from_capsule("_torch_tensor_read", "tensor", capsule, &b)) return nullptr;
+  return buffer_fields(b);
+}
+
+PyObject* torch_fast_path_status() {
+  torch_found();
+  return torch_abi_status();
 }
 
 int foreign_buffer(const char* call, const char* role, PyObject* obj, Buffer* out) {

@@ -5,6 +5,8 @@
 
 #include <Python.h>
 
+#include <cstdint>
+
 #include "python/args.h"
 
 namespace pyshmem {
@@ -32,6 +34,23 @@ int torch_tensor_on_gpu(PyObject* obj);
 // (version 3: data, typestr, shape, strides in bytes; __cuda_array_interface__ has the
 // same fields). Returns false with an exception set.
 bool interface_buffer(const char* call, const char* role, PyObject* obj, const char* attr, Buffer* out);
+
+// Shape and strides (in elements; null strides: C-contiguous) into out's ndim, nelems,
+// contiguous and stride, out->itemsize set. C- or Fortran-contiguous counts as
+// contiguous, as for NumPy arrays.
+void buffer_layout(Buffer* out, int ndim, const int64_t* shape, const int64_t* strides);
+
+// A Buffer's fields as a dict (ptr, kind, itemsize, format, ndim, nelems, contiguous,
+// stride, gpu), for tests.
+PyObject* buffer_fields(const Buffer& b);
+
+// For tests (pyshmem._lib): what the binding reads from torch tensor `tensor`, through
+// the stable-ABI fast path (`fast`: python/torch_abi.h; None when it declines the
+// tensor) or through torch's DLPack exporter (raises what a call would raise).
+PyObject* torch_tensor_read(PyObject* tensor, bool fast);
+
+// The fast path's state once torch is imported: python/torch_abi.h torch_abi_status.
+PyObject* torch_fast_path_status();
 
 }  // namespace py
 }  // namespace pyshmem

@@ -18,6 +18,7 @@
 #include "python/team_bind.h"
 #include "python/args.h"
 #include "python/block.h"
+#include "python/dlpack.h"
 #include "python/errors.h"
 #include "python/fast.h"
 #include "pyshmem/version.h"
@@ -109,6 +110,16 @@ PYBIND11_MODULE(_C, m) {
     Py_XDECREF(py::g_gpu_coll);
     py::g_gpu_coll = fn.is_none() ? nullptr : fn.inc_ref().ptr();
   });
+  m.def("_torch_fast_path", [] { return pybind::reinterpret_steal<pybind::object>(py::torch_fast_path_status()); },
+        "The torch-tensor fast path's state (python/torch_abi.h): enabled, bits, status.");
+  m.def(
+      "_torch_tensor_read",
+      [](pybind::object t, bool fast) {
+        PyObject* r = py::torch_tensor_read(t.ptr(), fast);
+        if (!r) throw pybind::error_already_set();
+        return pybind::reinterpret_steal<pybind::object>(r);
+      },
+      "Test hook: a torch tensor as the binding reads it, by the fast path or by DLPack (python/dlpack.h).");
   m.def("_set_auto_init", [](pybind::object fn) {
     Py_XDECREF(py::g_auto_init);
     py::g_auto_init = fn.is_none() ? nullptr : fn.inc_ref().ptr();

@@ -4,6 +4,8 @@ values checked against what NumPy arrays give; bad tensors rejected with pyshmem
 errors. Prints ``OK pe=<me>``.
 """
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -86,6 +88,29 @@ w = torch.ones(3, dtype=torch.float64, requires_grad=True)
 shmem.put(arr, w, right)
 shmem.barrier_all()
 equal(arr, [1, 1, 1], "put from a tensor that requires grad")
+shmem.barrier_all()
+# Parameters, subclasses (read through DLPack) and a tensor whose memory was swapped
+# under the same object (set_): each call reads the tensor as it is now.
+shmem.put(arr, torch.nn.Parameter(torch.full((3,), 2.0, dtype=torch.float64)), right)
+shmem.barrier_all()
+equal(arr, [2, 2, 2], "put from an nn.Parameter")
+shmem.barrier_all()
+
+
+class Sub(torch.Tensor):
+    pass
+
+
+shmem.put(arr, torch.full((3,), 3.0, dtype=torch.float64).as_subclass(Sub), right)
+shmem.barrier_all()
+equal(arr, [3, 3, 3], "put from a torch.Tensor subclass")
+shmem.barrier_all()
+swapped = torch.zeros(3, dtype=torch.float64)
+shmem.put(arr, swapped, right)
+swapped.set_(torch.full((3,), 4.0, dtype=torch.float64))
+shmem.put(arr, swapped, right)
+shmem.barrier_all()
+equal(arr, [4, 4, 4], "put from a tensor after set_ gave it other memory")
 shmem.barrier_all()
 
 # DLPack-only and __array_interface__-only objects (JAX, CuPy on the host export these).
@@ -215,6 +240,15 @@ raises(shmem.ShmemError, shmem.put, torch.zeros(4, dtype=torch.int64), y[:4], ri
 raises(shmem.ShmemError, shmem.sum_reduce, r, torch.zeros(n, dtype=torch.float32), match="symmetric")
 raises(shmem.ShmemTypeError, shmem.put, x, torch.zeros(6, dtype=torch.float64).to_sparse(), right,
        match="torch tensor pyshmem cannot read")
+raises(shmem.ShmemTypeError, shmem.put, x, torch.empty(6, dtype=torch.float64, device="meta"), right,
+       match="Cannot pack tensors on meta")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", UserWarning)  # nested tensors are a "prototype"
+    nested = torch.nested.nested_tensor([torch.zeros(2), torch.zeros(3)])
+raises(shmem.ShmemTypeError, shmem.put, x, nested, right, match="torch tensor pyshmem cannot read")
+raises(shmem.ShmemTypeError, shmem.put, y, y._neg_view(), right, match="negative bit set")  # a symmetric source
+raises(shmem.ShmemTypeError, shmem.get, y._neg_view(), torch.zeros(8, dtype=torch.int64), right,
+       match="target is a torch tensor with the negative bit set")
 t2 = torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1]  # a non-contiguous 1-D view
 raises(shmem.InvalidArgumentError, shmem.sum_reduce, r[:3], t2, match="source must be a contiguous array")
 
