@@ -6,9 +6,9 @@ ranks; for every op and size the two run alternately (a few calls each, repeated
 both see the same machine minute. A figure is the median over repeats of the mean time
 per call on rank 0, after a barrier on the group measured. Sizes are bytes per rank
 (all_reduce/broadcast: the tensor; all_gather_into_tensor: the input; all_to_all_single:
-the whole input, split evenly), float32 elements. all_reduce and broadcast also run on a
-symmetric tensor (pyshmem.torch.empty): the "symmetric" column, in place from the
-backend's IN_PLACE_MIN.
+the whole input, split evenly), float32 elements. Every op also runs on symmetric
+tensors (pyshmem.torch.empty; input and output for all-gather and all-to-all): the
+"symmetric" column, in place from the backend's IN_PLACE_MIN.
 
 Usage (from the repository root; it starts torchrun itself):
     python benchmarks/bench_torch_dist.py                  # 2 and 4 ranks, 8 B .. 64 MiB
@@ -53,7 +53,10 @@ def _worker(sizes, repeats, budget):
                  "all_gather_into_tensor": lambda g, out=torch.empty(p * n): dist.all_gather_into_tensor(out, x, group=g),
                  "all_to_all_single": lambda g, out=torch.empty(n): dist.all_to_all_single(out, x, group=g)}
         iters = max(2, min(200, budget // (size * p + 20000)))
-        on_sym = {"all_reduce": lambda g: dist.all_reduce(sym), "broadcast": lambda g: dist.broadcast(sym, 0)}
+        sym_gather, sym_a2a = pyshmem.torch.empty((p * n,)), pyshmem.torch.empty((n,))
+        on_sym = {"all_reduce": lambda g: dist.all_reduce(sym), "broadcast": lambda g: dist.broadcast(sym, 0),
+                  "all_gather_into_tensor": lambda g: dist.all_gather_into_tensor(sym_gather, sym),
+                  "all_to_all_single": lambda g: dist.all_to_all_single(sym_a2a, sym)}
         for op in OPS:
             variants = {k: (g, calls[op]) for k, g in groups.items()}
             if op in on_sym:
@@ -70,7 +73,8 @@ def _worker(sizes, repeats, budget):
             if me == 0:
                 rows.append({"op": op, "bytes": size, "ranks": p, **{f"{k}_us": statistics.median(v) * 1e6
                                                                      for k, v in times.items()}})
-        pyshmem.torch.free(sym)
+        for t in (sym_a2a, sym_gather, sym):
+            pyshmem.torch.free(t)
     ddp = _ddp_step_us(groups["gloo"], repeats)  # its models die on return, on every rank at once
     dist.barrier()
     if me == 0:

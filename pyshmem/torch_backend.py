@@ -42,9 +42,10 @@ _NUMPY = {t: torch.empty(0, dtype=t).numpy().dtype for t in _NATIVE_DTYPES}
 _OPS_BY_INT = {int(k): (k, *v) for k, v in _OPS.items()}
 _NUMPY_ANY = {torch.bool, torch.float16, torch.complex64, torch.complex128, *_NATIVE_DTYPES}
 _AVG = int(_R.AVG)
-# From this size a default-group all-reduce or broadcast first asks whether every rank
-# passed a symmetric tensor at the same offset (one small reduction) and then works on
-# the tensors in place, skipping the two staging copies; below it the copies are cheaper.
+# From this size (of a call's largest tensor) a default-group all-reduce, broadcast,
+# all-gather or even all-to-all first asks whether every rank passed symmetric tensors
+# at the same offsets (one small reduction) and then works on the tensors in place,
+# skipping the staging copies; below it the copies are cheaper.
 IN_PLACE_MIN = 256 << 10
 
 
@@ -80,15 +81,32 @@ class _Done(_C10D.Work):
         return self._future
 
 
-def _all_symmetric(view):
-    """True when every rank's `view` (a NumPy view of its tensor) is symmetric memory
-    at the same offset of the heap: one max-reduction of (offset, -offset) over the
-    default group, so every rank gets the same answer."""
-    addr = view.__array_interface__["data"][0]
-    offset = addr - _lib.heap_range()[0] if _lib.is_symmetric(addr, view.nbytes) else -1
-    _staging.agree_in[:] = (offset, -offset)
-    shmem.max_reduce(_staging.agree_out, _staging.agree_in)
-    return offset >= 0 and int(_staging.agree_out[0]) == -int(_staging.agree_out[1]) == offset
+def _agree(values):
+    """For each of `values` (at most four ints, -1 for "none"; the same count on every
+    rank), whether every rank of the default group passed the same value >= 0: one
+    max-reduction of (v, -v) pairs, so every rank gets the same answers."""
+    k = 2 * len(values)
+    _staging.agree_in[:k] = [x for v in values for x in (v, -v)]
+    shmem.max_reduce(_staging.agree_out[:k], _staging.agree_in[:k])
+    top = _staging.agree_out
+    return [v >= 0 and int(top[2 * i]) == -int(top[2 * i + 1]) == v for i, v in enumerate(values)]
+
+
+def _heap_offsets(views):
+    """The heap offset of each of `views` (NumPy views of this rank's tensors), -1 for
+    one outside the symmetric heap; all -1 when two of them overlap (pyshmem's
+    collectives take distinct source and target)."""
+    spans = [(v.__array_interface__["data"][0], v.nbytes) for v in views]
+    apart = all(a + n <= b or b + m <= a for i, (a, n) in enumerate(spans) for b, m in spans[i + 1:])
+    base = _lib.heap_range()[0]
+    return [a - base if apart and _lib.is_symmetric(a, n) else -1 for a, n in spans]
+
+
+def _all_symmetric(*views):
+    """True when, for each of `views` (at most four), every rank's view is symmetric
+    memory at the same heap offset and none of a rank's views overlap (collective over
+    the default group; the same answer on every rank)."""
+    return all(_agree(_heap_offsets(views)))
 
 
 def _op_type(op):
@@ -145,10 +163,11 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
                                f"({p * part.numel()}) of its dtype, not {whole.numel()} of {whole.dtype}")
         return p
 
-    def _in_place(self, view):
-        """Whether a default-group collective on `view` may skip staging (collective on
-        the default group when it is large enough: every rank takes the same branch)."""
-        return self._world and view.nbytes >= IN_PLACE_MIN and _all_symmetric(view)
+    def _in_place(self, *views):
+        """Whether a default-group collective on `views` (the same sizes on every rank)
+        may skip staging (collective on the default group when they are large enough:
+        every rank takes the same branch)."""
+        return self._world and max(v.nbytes for v in views) >= IN_PLACE_MIN and _all_symmetric(*views)
 
     def _barrier(self):
         if self._world:
@@ -329,6 +348,10 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
     def all_gather_single(self, output, input, opts):
         self._check("all_gather_into_tensor", output, input)
         p = self._whole_of_parts("all_gather_into_tensor", output, "output", input, "input")
+        src, dst = self._bytes(input), self._bytes(output)
+        if self._in_place(dst, src):
+            shmem.fcollect(dst, src)
+            return _Done([output])
         self._gather_all(input, list(output.detach().reshape(p, -1)))
         return _Done([output])
 
@@ -381,8 +404,18 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
                                f"{p} ranks")
         src, dst = self._bytes(input), self._bytes(output)
         even = len(set(ins)) == 1 and len(set(outs)) == 1 and ins[0] == outs[0]
-        if self._world and even and ins[0] * row * p <= _staging.half:
-            blk = ins[0] * row
+        blk = ins[0] * row if even else -1
+        if self._world:
+            # pyshmem's alltoall needs one block size on every rank, which a rank's own
+            # splits do not show (rank 0's may be even while another's are not): agreed,
+            # with the tensors' heap offsets when in place could pay.
+            big = blk * p >= IN_PLACE_MIN
+            same_blk, *sym = _agree([blk, *(_heap_offsets([dst, src]) if big else [-1, -1])])
+            even = same_blk
+            if even and big and all(sym):
+                shmem.alltoall(dst, src, size=blk)
+                return _Done([output])
+        if self._world and even and blk * p <= _staging.half:
             _staging.inbuf[:p * blk] = src
             shmem.alltoall(_staging.outbuf[:p * blk], _staging.inbuf[:p * blk], size=blk)
             dst[:] = _staging.outbuf[:p * blk]

@@ -57,8 +57,9 @@ class Staging:
         self._typed = {}
         self.meta = shmem.zeros(max(1, n), np.int64)
         self.counters = shmem.zeros(MAX_GROUP_SLOTS, np.int64)
-        self.agree_in = shmem.zeros(2, np.int64)  # (offset, -offset) of a tensor, for the in-place check
-        self.agree_out = shmem.zeros(2, np.int64)
+        # (v, -v) of each of up to four values the ranks must agree on (torch_backend._agree)
+        self.agree_in = shmem.zeros(8, np.int64)
+        self.agree_out = shmem.zeros(8, np.int64)
         self.expected = [0] * MAX_GROUP_SLOTS  # increments my counter of each slot has had due
         self.p2p_bytes = max(64, total // max(1, n) // 64 * 64)
         self.p2p = shmem.zeros(max(1, n) * self.p2p_bytes, np.uint8)

@@ -105,6 +105,20 @@ ua, ub = torch.empty(sum(recv_counts), 5), torch.empty(sum(recv_counts), 5)
 dist.all_to_all_single(ua, x, recv_counts, send_counts)
 dist.all_to_all_single(ub, x, recv_counts, send_counts, group=gloo)
 same(ua, ub, "all_to_all_single uneven")
+# Rank 0's splits even (2 rows to and from everyone), the others' not (their own block
+# differs): every rank must still take the same path.
+
+
+def cnt(src, dst):
+    return 2 if 0 in (src, dst) else (src + dst) % 3 + 1
+
+
+sends, recvs = [cnt(me, j) for j in range(p)], [cnt(j, me) for j in range(p)]
+x = torch.arange(sum(sends) * 5, dtype=torch.float32).reshape(-1, 5) + 100 * me
+ua, ub = torch.empty(sum(recvs), 5), torch.empty(sum(recvs), 5)
+dist.all_to_all_single(ua, x, recvs, sends)
+dist.all_to_all_single(ub, x, recvs, sends, group=gloo)
+same(ua, ub, "all_to_all_single even on rank 0 only")
 ins = [torch.full((3,), float(me * 10 + j)) for j in range(p)]
 outs_a = [torch.empty(3) for _ in range(p)]
 outs_b = [torch.empty(3) for _ in range(p)]
@@ -226,8 +240,8 @@ check(torch.equal(bl, torch.tensor([True, False, True])), f"bool all_reduce (OR)
 from pyshmem import torch_backend  # noqa: E402
 
 agreed = []
-_agree = torch_backend._all_symmetric
-torch_backend._all_symmetric = lambda view: agreed.append(_agree(view)) or agreed[-1]
+_agree = torch_backend._agree
+torch_backend._agree = lambda values: agreed.append(all(_agree(values))) or [agreed[-1]] * len(values)
 n_big = torch_backend.IN_PLACE_MIN // 8 + 3  # float64 elements: over the threshold, beyond the 256K staging too
 for n in (n_big, 70000):
     sym = pyshmem.torch.empty((n + 1,), dtype=torch.float64)
@@ -270,7 +284,44 @@ for n in (n_big, 70000):
     dist.all_reduce(r, group=gloo)
     check(torch.allclose(x, r, rtol=1e-12) and agreed == [p == 1], f"offset-mismatch all_reduce {agreed}")
     pyshmem.torch.free(sym)
-torch_backend._all_symmetric = _agree
+# all_gather_into_tensor and even all_to_all_single: in place when input and output are
+# both symmetric (and apart); an output that holds the input (as FSDP passes) is staged.
+for n in (n_big // p + 1, 1000):
+    big = p * n * 8 >= torch_backend.IN_PLACE_MIN
+    inp = pyshmem.torch.empty((n,), dtype=torch.float64)
+    inp.copy_(torch.arange(n, dtype=torch.float64) + 1000.0 * me)
+    out = pyshmem.torch.zeros((p * n,), dtype=torch.float64)
+    want = torch.empty(p * n, dtype=torch.float64)
+    dist.all_gather_into_tensor(want, inp.clone(), group=gloo)
+    agreed.clear()
+    dist.all_gather_into_tensor(out, inp)
+    same(out, want, f"symmetric all_gather_into_tensor n={n}")
+    check(agreed == ([True] if big else []), f"all_gather_into_tensor n={n}: the agreement said {agreed}")
+    out.zero_()
+    out[me * n:(me + 1) * n].copy_(inp)
+    agreed.clear()
+    dist.all_gather_into_tensor(out, out[me * n:(me + 1) * n])
+    same(out, want, f"all_gather_into_tensor from its own block n={n}")
+    check(agreed == ([False] if big else []), f"all_gather_into_tensor own block: the agreement said {agreed}")
+    pyshmem.torch.free(out)
+    pyshmem.torch.free(inp)
+    a_in = pyshmem.torch.empty((p * n,), dtype=torch.float64)
+    a_in.copy_(torch.arange(p * n, dtype=torch.float64) + 1000.0 * me)
+    a_out = pyshmem.torch.zeros((p * n,), dtype=torch.float64)
+    want = torch.empty(p * n, dtype=torch.float64)
+    dist.all_to_all_single(want, a_in.clone(), group=gloo)
+    agreed.clear()
+    dist.all_to_all_single(a_out, a_in)
+    same(a_out, want, f"symmetric all_to_all_single n={n}")
+    check(agreed == [p * n * 8 >= torch_backend.IN_PLACE_MIN], f"all_to_all_single n={n}: {agreed}")
+    plain = torch.zeros(p * n, dtype=torch.float64)
+    agreed.clear()
+    dist.all_to_all_single(plain if me == 0 else a_out, a_in)  # rank 0's output is ordinary memory
+    same(plain if me == 0 else a_out, want, f"mixed all_to_all_single n={n}")
+    check(agreed == [False], f"mixed all_to_all_single: {agreed}")
+    pyshmem.torch.free(a_out)
+    pyshmem.torch.free(a_in)
+torch_backend._agree = _agree
 
 # Clear errors.
 def raises(fn, match):
