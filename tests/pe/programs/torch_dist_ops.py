@@ -286,13 +286,21 @@ for n in (n_big, 70000):
     pyshmem.torch.free(sym)
 # all_gather_into_tensor and even all_to_all_single: in place when input and output are
 # both symmetric (and apart); an output that holds the input (as FSDP passes) is staged.
+
+
+def symmetric_pair(n_in, n_out, op):
+    """A symmetric input (rank-distinct values) and zeroed output, and gloo's result of
+    `op` on the same input."""
+    inp = pyshmem.torch.empty((n_in,), dtype=torch.float64)
+    inp.copy_(torch.arange(n_in, dtype=torch.float64) + 1000.0 * me)
+    want = torch.empty(n_out, dtype=torch.float64)
+    op(want, inp.clone(), group=gloo)
+    return inp, pyshmem.torch.zeros((n_out,), dtype=torch.float64), want
+
+
 for n in (n_big // p + 1, 1000):
     big = p * n * 8 >= torch_backend.IN_PLACE_MIN
-    inp = pyshmem.torch.empty((n,), dtype=torch.float64)
-    inp.copy_(torch.arange(n, dtype=torch.float64) + 1000.0 * me)
-    out = pyshmem.torch.zeros((p * n,), dtype=torch.float64)
-    want = torch.empty(p * n, dtype=torch.float64)
-    dist.all_gather_into_tensor(want, inp.clone(), group=gloo)
+    inp, out, want = symmetric_pair(n, p * n, dist.all_gather_into_tensor)
     agreed.clear()
     dist.all_gather_into_tensor(out, inp)
     same(out, want, f"symmetric all_gather_into_tensor n={n}")
@@ -305,15 +313,11 @@ for n in (n_big // p + 1, 1000):
     check(agreed == ([False] if big else []), f"all_gather_into_tensor own block: the agreement said {agreed}")
     pyshmem.torch.free(out)
     pyshmem.torch.free(inp)
-    a_in = pyshmem.torch.empty((p * n,), dtype=torch.float64)
-    a_in.copy_(torch.arange(p * n, dtype=torch.float64) + 1000.0 * me)
-    a_out = pyshmem.torch.zeros((p * n,), dtype=torch.float64)
-    want = torch.empty(p * n, dtype=torch.float64)
-    dist.all_to_all_single(want, a_in.clone(), group=gloo)
+    a_in, a_out, want = symmetric_pair(p * n, p * n, dist.all_to_all_single)
     agreed.clear()
     dist.all_to_all_single(a_out, a_in)
     same(a_out, want, f"symmetric all_to_all_single n={n}")
-    check(agreed == [p * n * 8 >= torch_backend.IN_PLACE_MIN], f"all_to_all_single n={n}: {agreed}")
+    check(agreed == [big], f"all_to_all_single n={n}: {agreed}")
     plain = torch.zeros(p * n, dtype=torch.float64)
     agreed.clear()
     dist.all_to_all_single(plain if me == 0 else a_out, a_in)  # rank 0's output is ordinary memory
