@@ -6,8 +6,9 @@ unless the program already started it (under shmemrun: the ranks must be the PEs
 allocates the symmetric staging buffers (pyshmem/torch_staging.py). Tensors are copied
 into staging and back (one copy each way; larger tensors in chunks). On the default
 group, all-reduce and broadcast run pyshmem's team collectives (csrc/coll/), all-gather
-fcollect and even all-to-all alltoall; the rest, and every operation of a subgroup, run
-the staging module's member-only pull exchange. Every operation completes before it
+fcollect and even all-to-all alltoall, on the tensors in place when they are large and
+symmetric on every rank (IN_PLACE_MIN); the rest, and every operation of a subgroup,
+run the staging module's member-only pull exchange. Every operation completes before it
 returns; ``async_op=True`` gives a completed work handle (``wait()`` returns at once).
 
 CPU tensors only for now; CUDA tensors and the operations below the table raise a
@@ -21,8 +22,7 @@ from torch.futures import Future
 
 import pyshmem as shmem
 from pyshmem import bootstrap_store, runtime
-from pyshmem._lib import lib as _lib
-from pyshmem.torch_staging import Staging, agree_slot
+from pyshmem.torch_staging import Staging, agree_slot, heap_offsets
 
 _C10D = torch._C._distributed_c10d
 _native_reduce = shmem.reduce
@@ -81,32 +81,11 @@ class _Done(_C10D.Work):
         return self._future
 
 
-def _agree(values):
-    """For each of `values` (at most four ints, -1 for "none"; the same count on every
-    rank), whether every rank of the default group passed the same value >= 0: one
-    max-reduction of (v, -v) pairs, so every rank gets the same answers."""
-    k = 2 * len(values)
-    _staging.agree_in[:k] = [x for v in values for x in (v, -v)]
-    shmem.max_reduce(_staging.agree_out[:k], _staging.agree_in[:k])
-    top = _staging.agree_out
-    return [v >= 0 and int(top[2 * i]) == -int(top[2 * i + 1]) == v for i, v in enumerate(values)]
-
-
-def _heap_offsets(views):
-    """The heap offset of each of `views` (NumPy views of this rank's tensors), -1 for
-    one outside the symmetric heap; all -1 when two of them overlap (pyshmem's
-    collectives take distinct source and target)."""
-    spans = [(v.__array_interface__["data"][0], v.nbytes) for v in views]
-    apart = all(a + n <= b or b + m <= a for i, (a, n) in enumerate(spans) for b, m in spans[i + 1:])
-    base = _lib.heap_range()[0]
-    return [a - base if apart and _lib.is_symmetric(a, n) else -1 for a, n in spans]
-
-
 def _all_symmetric(*views):
     """True when, for each of `views` (at most four), every rank's view is symmetric
     memory at the same heap offset and none of a rank's views overlap (collective over
     the default group; the same answer on every rank)."""
-    return all(_agree(_heap_offsets(views)))
+    return all(_staging.agree(heap_offsets(views)))
 
 
 def _op_type(op):
@@ -410,7 +389,7 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
             # splits do not show (rank 0's may be even while another's are not): agreed,
             # with the tensors' heap offsets when in place could pay.
             big = blk * p >= IN_PLACE_MIN
-            same_blk, *sym = _agree([blk, *(_heap_offsets([dst, src]) if big else [-1, -1])])
+            same_blk, *sym = _staging.agree([blk, *(heap_offsets([dst, src]) if big else [-1, -1])])
             even = same_blk
             if even and big and all(sym):
                 shmem.alltoall(dst, src, size=blk)

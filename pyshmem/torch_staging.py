@@ -30,6 +30,7 @@ the default group was created:
 import numpy as np
 
 import pyshmem as shmem
+from pyshmem._lib import lib as _lib
 from pyshmem.errors import HeapExhaustedError
 from pyshmem.perftest.sizes import parse_size
 from pyshmem.runtime import env_setting
@@ -57,7 +58,7 @@ class Staging:
         self._typed = {}
         self.meta = shmem.zeros(max(1, n), np.int64)
         self.counters = shmem.zeros(MAX_GROUP_SLOTS, np.int64)
-        # (v, -v) of each of up to four values the ranks must agree on (torch_backend._agree)
+        # (v, -v) of each of up to four values the ranks must agree on (agree)
         self.agree_in = shmem.zeros(8, np.int64)
         self.agree_out = shmem.zeros(8, np.int64)
         self.expected = [0] * MAX_GROUP_SLOTS  # increments my counter of each slot has had due
@@ -79,6 +80,16 @@ class Staging:
         return views
 
     # ---- member-only barrier and pull exchange ------------------------------------
+
+    def agree(self, values):
+        """For each of `values` (at most four ints, -1 for "none"; the same count on
+        every rank), whether every PE passed the same value >= 0: one max-reduction of
+        (v, -v) pairs over TEAM_WORLD (collective), so every PE gets the same answers."""
+        k = 2 * len(values)
+        self.agree_in[:k] = [x for v in values for x in (v, -v)]
+        shmem.max_reduce(self.agree_out[:k], self.agree_in[:k])
+        top = self.agree_out
+        return [v >= 0 and int(top[2 * i]) == -int(top[2 * i + 1]) == v for i, v in enumerate(values)]
 
     def barrier(self, pes, slot):
         """Every PE of `pes` (world PEs, this one among them) reaches this point of
@@ -157,6 +168,16 @@ class Staging:
 _live_slots = {}  # slot -> weakref of the live group using it on this PE
 
 
+def heap_offsets(views):
+    """The symmetric-heap offset of each of `views` (NumPy views of this PE's tensors),
+    -1 for one outside the heap; all -1 when two of them overlap (pyshmem's collectives
+    take distinct source and target)."""
+    spans = [(v.__array_interface__["data"][0], v.nbytes) for v in views]
+    apart = all(a + n <= b or b + m <= a for i, (a, n) in enumerate(spans) for b, m in spans[i + 1:])
+    base = _lib.heap_range()[0]
+    return [a - base if apart and _lib.is_symmetric(a, n) else -1 for a, n in spans]
+
+
 def agree_slot(store, rank, size, group, what):
     """The lowest counter slot free on every member of a new group, agreed through the
     group's store (torch gives each group its own key prefix): each member publishes
@@ -182,4 +203,4 @@ def agree_slot(store, rank, size, group, what):
     return slot
 
 
-__all__ = ["Staging", "agree_slot", "MAX_GROUP_SLOTS"]
+__all__ = ["Staging", "agree_slot", "heap_offsets", "MAX_GROUP_SLOTS"]

@@ -240,8 +240,8 @@ check(torch.equal(bl, torch.tensor([True, False, True])), f"bool all_reduce (OR)
 from pyshmem import torch_backend  # noqa: E402
 
 agreed = []
-_agree = torch_backend._agree
-torch_backend._agree = lambda values: agreed.append(all(_agree(values))) or [agreed[-1]] * len(values)
+_agree = torch_backend._staging.agree  # records whether each agreement allowed the in-place path
+torch_backend._staging.agree = lambda values: agreed.append(all(_agree(values))) or [agreed[-1]] * len(values)
 n_big = torch_backend.IN_PLACE_MIN // 8 + 3  # float64 elements: over the threshold, beyond the 256K staging too
 for n in (n_big, 70000):
     sym = pyshmem.torch.empty((n + 1,), dtype=torch.float64)
@@ -325,7 +325,7 @@ for n in (n_big // p + 1, 1000):
     check(agreed == [False], f"mixed all_to_all_single: {agreed}")
     pyshmem.torch.free(a_out)
     pyshmem.torch.free(a_in)
-torch_backend._agree = _agree
+torch_backend._staging.agree = _agree
 
 # Clear errors.
 def raises(fn, match):
