@@ -192,6 +192,11 @@ bool get_buffer(const char* call, const char* role, PyObject* obj, bool writable
     if (out->contiguous) out->stride = out->itemsize;
   }
   if (foreign < 0) return false;
+  if (!out->ptr && out->nelems > 0)  // torch's zero tensors, functionalized tensors, odd exporters
+    return raise(error_class(PYSHMEM_ERR_TYPE), call,
+                 std::string(role) + " has no memory: a null data pointer with " + std::to_string(out->nelems) +
+                     " elements (torch's zero tensors and tensors inside torch.func.functionalize hold none); pass "
+                     "a tensor with storage (x.clone() outside the transform)");
   if (out->gpu && !allow_gpu)
     return raise(error_class(PYSHMEM_ERR_NOT_IMPLEMENTED), call,
                  std::string(role) + " is a GPU array, which this argument does not take yet (locks, the fetch "

@@ -170,11 +170,10 @@ bool torch_found() {
   PyObject* fn = c ? PyObject_GetAttrString(c, "_to_dlpack") : nullptr;
   PyObject* neg = type ? PyObject_GetAttrString(type, "is_neg") : nullptr;
   PyObject* conj = type ? PyObject_GetAttrString(type, "is_conj") : nullptr;
-  if (type && fn && neg && conj) torch_abi_init(torch, type);  // leaves no exception set
-  Py_DECREF(torch);
   Py_XDECREF(c);
   if (!type || !fn || !neg || !conj || !PyType_Check(type)) {  // torch still importing, or one without them
     for (PyObject* o : {type, fn, neg, conj}) Py_XDECREF(o);
+    Py_DECREF(torch);
     PyErr_Clear();
     return false;
   }
@@ -182,6 +181,9 @@ bool torch_found() {
   g_is_neg = neg;
   g_is_conj = conj;
   g_tensor_type = type;  // last: the others are set when this is
+  // After: its probes run Python, where another thread may call in (and find torch set).
+  torch_abi_init(torch, type);  // leaves no exception set
+  Py_DECREF(torch);
   return true;
 }
 

@@ -126,11 +126,28 @@ bool bind(void* lib) {
   return true;
 }
 
-// Runs `src` (Python) in a fresh namespace and returns its `probes` list (a new
-// reference), or null with no exception set.
+// Runs `src` (Python, which makes `probes`) in a fresh namespace, with torch's dispatch
+// and function modes (FakeTensorMode, a default device...) off: the probes run wherever
+// the program first passes a tensor, and must read plain CPU tensors there. Returns the
+// `probes` list (a new reference), or null with no exception set.
 PyObject* probe_tensors(const char* src) {
-  PyObject* code = Py_CompileString(src, "<pyshmem torch_abi probe>", Py_file_input);
+  static const std::string prologue =
+      "import contextlib as _cl\n"
+      "import torch as _t\n"
+      "try:\n"
+      "    from torch.utils._python_dispatch import _disable_current_modes as _no_dispatch\n"
+      "except ImportError:\n"
+      "    _no_dispatch = _cl.nullcontext\n"
+      "with _no_dispatch(), getattr(_t._C, 'DisableTorchFunction', _cl.nullcontext)():\n";
+  std::string body = prologue;
+  for (const char* line = src; *line;) {  // the probe's lines, indented into the with block
+    const char* end = std::strchr(line, '\n');
+    body += "    " + std::string(line, end ? end - line + 1 : std::strlen(line));
+    line = end ? end + 1 : line + std::strlen(line);
+  }
+  PyObject* code = Py_CompileString(body.c_str(), "<pyshmem torch_abi probe>", Py_file_input);
   PyObject* ns = code ? PyDict_New() : nullptr;
+  if (ns && PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) != 0) Py_CLEAR(ns);
   PyObject* r = ns ? PyEval_EvalCode(code, ns, ns) : nullptr;
   PyObject* probes = r ? PyDict_GetItemString(ns, "probes") : nullptr;
   Py_XINCREF(probes);
@@ -152,8 +169,7 @@ long long answer(PyObject* probes, Py_ssize_t row, Py_ssize_t i) {
 // read through the shim against (_cdata, data_ptr()) from Python.
 const char* layout_disagrees() {
   PyObject* probes = probe_tensors(
-      "import torch as _t\n"
-      "_p = _t.empty((4, 6), dtype=_t.float64)[1:, ::2]\n"
+      "_p = _t.empty((4, 6), dtype=_t.float64, device='cpu')[1:, ::2]\n"
       "probes = [(_p, _p._cdata, _p.data_ptr())]\n");
   if (!probes) return "the layout probe could not be made";
   PyObject* t = PyTuple_GET_ITEM(PyList_GET_ITEM(probes, 0), 0);
@@ -184,10 +200,8 @@ const char* layout_disagrees() {
 bool bits_agree() {
   if (!g_shim.is_neg) return false;
   PyObject* probes = probe_tensors(
-      "import torch as _t\n"
-      "_z = _t.zeros(2, dtype=_t.complex64)\n"
-      "probes = [(p, int(p.is_neg()), int(p.is_conj())) for p in\n"
-      "          (_t.zeros(3), _t._neg_view(_t.zeros(3)), _z.conj(), _z.conj().imag)]\n"
+      "_z, _r = _t.zeros(2, dtype=_t.complex64, device='cpu'), _t.zeros(3, device='cpu')\n"
+      "probes = [(p, int(p.is_neg()), int(p.is_conj())) for p in (_r, _t._neg_view(_r), _z.conj(), _z.conj().imag)]\n"
       "assert [n + 2 * c for _, n, c in probes] == [0, 1, 2, 1]\n");
   bool ok = probes != nullptr;
   for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(probes); ++i) {
@@ -231,12 +245,22 @@ void torch_abi_init(PyObject* torch, PyObject* tensor_type) {
     Py_DECREF(nn);
   }
   PyErr_Clear();
+  // On ROCm torch calls HIP devices "cuda"; pyshmem's GPU path is CUDA's: DLPack (which
+  // says ROCm) reports them.
+  if (PyObject* version = PyObject_GetAttrString(torch, "version")) {
+    PyObject* hip = PyObject_GetAttrString(version, "hip");
+    if (hip && hip != Py_None) g_shim.cuda = -1;
+    Py_XDECREF(hip);
+    Py_DECREF(version);
+  }
+  PyErr_Clear();
   if ((g_status = layout_disagrees())) return;
-  g_enabled = true;
+  // Published last: the probes run Python, which may let another thread call in.
   if (!bits_agree()) {
     g_shim.is_neg = g_shim.is_conj = nullptr;
     g_status = "on; the negative/conjugate bits are asked of torch (its bit readers are absent or disagreed)";
   }
+  g_enabled = true;
 }
 
 bool torch_abi_buffer(PyObject* obj, Buffer* out, int* lazy) {
@@ -253,6 +277,11 @@ bool torch_abi_buffer(PyObject* obj, Buffer* out, int* lazy) {
   if (!e || g_shim.dim(h, &dim) != 0 || dim > 64 || g_shim.sizes(h, &sizes) != 0 || g_shim.strides(h, &strides) != 0 ||
       g_shim.data_ptr(h, &ptr) != 0)
     return false;
+  if (!ptr) {  // no memory with elements (torch's zero tensors, functionalized ones): DLPack reports it
+    bool empty = false;
+    for (int64_t i = 0; i < dim; ++i) empty = empty || sizes[i] == 0;
+    if (!empty) return false;
+  }
   out->kind = e->kind;
   out->itemsize = e->itemsize;
   out->format = e->format;
@@ -273,7 +302,8 @@ int torch_abi_on_gpu(PyObject* obj) {
 }
 
 PyObject* torch_abi_status() {
-  return Py_BuildValue("{sOsOss}", "enabled", g_enabled ? Py_True : Py_False, "bits", g_shim.is_neg ? Py_True : Py_False,
+  return Py_BuildValue("{sOsOss}", "enabled", g_enabled ? Py_True : Py_False, "bits",
+                       g_enabled && g_shim.is_neg ? Py_True : Py_False,
                        "status", g_enabled && g_shim.is_neg ? "on" : g_status);
 }
 

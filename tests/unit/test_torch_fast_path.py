@@ -122,3 +122,53 @@ def test_the_fast_path_can_be_turned_off():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == "off: PYSHMEM_TORCH_FAST_PATH=0 None", proc.stdout
+
+
+def _run(code, **env):
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          env=dict(os.environ, **env))
+    assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_tensors_without_memory_are_a_clear_error(fast):
+    # torch's zero tensors and functionalized tensors report a null data pointer with
+    # elements: reading them would be a segfault (in a subprocess, so that it shows as one).
+    code = ("import torch, pyshmem as s\nfrom pyshmem._lib import lib\nx = s.zeros(4)\n"
+            "def refused(t):\n"
+            "    assert lib._torch_tensor_read(t, True) is None\n"
+            "    for call in (lambda: s.put(x, t, 0), lambda: s.get(t, x, 0)):\n"
+            "        try:\n            call()\n"
+            "        except s.ShmemTypeError as e:\n            assert 'no memory' in str(e), e\n"
+            "        else:\n            raise SystemExit('accepted')\n"
+            "    return t + 1\n"
+            "refused(torch._efficientzerotensor(4, dtype=torch.float64))\n"
+            "torch.func.functionalize(refused)(torch.ones(4, dtype=torch.float64))\n"
+            "print('refused')\n")
+    assert _run(code, PYSHMEM_TORCH_FAST_PATH=fast).strip() == "refused"
+
+
+SETTINGS = {
+    "a default device": "torch.set_default_device('meta')",
+    "a dispatch mode": ("from torch.utils._python_dispatch import TorchDispatchMode\n"
+                        "class Passthrough(TorchDispatchMode):\n"
+                        "    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n"
+                        "        return func(*args, **(kwargs or {}))\n"
+                        "Passthrough().__enter__()"),
+    "a function mode": ("from torch.overrides import TorchFunctionMode\n"
+                        "class Passthrough(TorchFunctionMode):\n"
+                        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+                        "        return func(*args, **(kwargs or {}))\n"
+                        "Passthrough().__enter__()"),
+}
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=list(SETTINGS))
+def test_torch_first_seen_under_a_setting_still_gets_the_fast_path(setting):
+    # The probes run where pyshmem first meets a tensor: whatever mode or default device
+    # the program set there must not turn the fast path off for the whole process.
+    code = (f"import torch, pyshmem as s\nfrom pyshmem._lib import lib\nx = s.zeros(2)\n{SETTINGS[setting]}\n"
+            "s.put(x, torch.ones(2, dtype=torch.float64, device='cpu'), 0)\ns.quiet()\n"
+            "print(lib._torch_fast_path()['status'], float(x[1]))\n")
+    assert _run(code).strip() == "on 1.0"
