@@ -15,6 +15,8 @@ CPU tensors only for now; CUDA tensors and the operations below the table raise 
 RuntimeError naming the operation.
 """
 
+import os
+
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -479,6 +481,11 @@ def _create(opts, pg_options):
     if _staging is None:
         if not shmem.initialized():
             env = bootstrap_store.environment_from_store(opts.store, rank, size)
+            seconds = opts.timeout.total_seconds() if opts.timeout else 0
+            if seconds > 0 and "PYSHMEM_TIMEOUT" not in os.environ:
+                # The group's timeout= bounds every wait, as torch's own backends bound
+                # collectives: a hung one ends the job with pyshmem's report.
+                env["PYSHMEM_TIMEOUT"] = f"{seconds:g}"
             runtime.init_from_environment(env)
             shmem.barrier_all()  # every PE has read the rendezvous
             bootstrap_store.forget_secret(opts.store, rank, size)

@@ -4,8 +4,10 @@ enough that large tensors go in chunks), DDP gradients against gloo's, and the
 examples that use it."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -15,13 +17,22 @@ pytest.importorskip("torch")
 
 
 def run_torchrun(program, nproc, *args, env=None, timeout=300):
-    """`torchrun --standalone --nproc_per_node nproc program args` (CompletedProcess)."""
+    """`torchrun --standalone --nproc_per_node nproc program args` (CompletedProcess).
+    On a timeout the whole session is killed: torchrun's workers outlive a killed agent."""
     full = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                 PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
     full.update(env or {})
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
            str(program), *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full, cwd=str(REPO))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full, cwd=str(REPO),
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"torchrun {program.name} did not end in {timeout} s:\n{out[-4000:]}{err[-8000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 @pytest.mark.parametrize("nproc", [2, 3, 4])
@@ -95,3 +106,16 @@ def test_staging_that_does_not_fit_the_heap_is_a_clear_error():
     both = proc.stdout + proc.stderr
     assert "pyshmem backend: its staging buffers (twice PYSHMEM_TORCH_STAGING_SIZE, 33554432 bytes) do not fit" in both, \
         both[-4000:]
+
+
+def test_a_rank_that_skips_a_collective_ends_the_job_at_the_groups_timeout():
+    # torch's timeout= of the default group bounds pyshmem's waits (PYSHMEM_TIMEOUT, unless
+    # the user set it): the hung all_reduce ends the job with the report of who waits for what.
+    t0 = time.monotonic()
+    proc = run_torchrun(PROGRAMS / "torch_dist_timeout.py", 2, 2, timeout=120)
+    elapsed = time.monotonic() - t0
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "up rank=0" in out and "up rank=1" in out and "not reached" not in out, out
+    assert "pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE 0" in out, out[-6000:]
+    assert "PE 0: waits in pyshmem." in out, out[-6000:]
+    assert elapsed < 50, f"the job took {elapsed:.0f} s to end"
