@@ -83,12 +83,15 @@ def _torch_path():
     """How calls read torch tensors here: the stable-ABI fast path or DLPack (imports torch)."""
     if importlib.util.find_spec("torch") is None:
         return "torch not installed"
-    import torch  # noqa: F401  (the binding finds it in sys.modules)
+    try:
+        import torch  # noqa: F401  (the binding finds it in sys.modules)
+    except Exception as exc:  # a diagnostic: report a broken torch, don't fail on it
+        return f"torch fails to import ({type(exc).__name__}: {exc})"
 
     state = lib._torch_fast_path()
     if state["enabled"]:
         return "libtorch's stable C ABI" + ("" if state["bits"] else f" ({state['status']})")
-    return f"torch's DLPack exporter (the fast path is off: {state['status']})"
+    return f"torch's DLPack exporter (fast path off: {state['status']})"
 
 
 def _first_sentence(text):

@@ -220,7 +220,7 @@ void torch_abi_init(PyObject* torch, PyObject* tensor_type) {
   g_tensor = reinterpret_cast<PyTypeObject*>(tensor_type);
   try {
     if (!config_from_env().TORCH_FAST_PATH) {
-      g_status = "off: PYSHMEM_TORCH_FAST_PATH=0";
+      g_status = "PYSHMEM_TORCH_FAST_PATH=0";
       return;
     }
   } catch (const Error&) {  // a bad PYSHMEM_* value: init reports it; this path stays at its default

@@ -121,7 +121,16 @@ def test_the_fast_path_can_be_turned_off():
     env = dict(os.environ, PYSHMEM_TORCH_FAST_PATH="0")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip() == "off: PYSHMEM_TORCH_FAST_PATH=0 None", proc.stdout
+    assert proc.stdout.strip() == "PYSHMEM_TORCH_FAST_PATH=0 None", proc.stdout
+    info = subprocess.run([sys.executable, "-m", "pyshmem", "info"], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=120).stdout
+    assert "torch tensors in calls: torch's DLPack exporter (fast path off: PYSHMEM_TORCH_FAST_PATH=0)" in info, info
+
+
+def test_info_says_which_path_reads_tensors():
+    info = subprocess.run([sys.executable, "-m", "pyshmem", "info"], capture_output=True, text=True, cwd=REPO,
+                          timeout=120).stdout
+    assert "torch tensors in calls: libtorch's stable C ABI\n" in info, info
 
 
 def _run(code, **env):
