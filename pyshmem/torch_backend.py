@@ -20,13 +20,12 @@ import os
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch.futures import Future
 
 import pyshmem as shmem
 from pyshmem import bootstrap_store, runtime
 from pyshmem.torch_staging import Staging, agree_slot, heap_offsets
+from pyshmem.torch_work import Done as _Done
 
-_C10D = torch._C._distributed_c10d
 _native_reduce = shmem.reduce
 _R = dist.ReduceOp
 _staging = None  # created with the default group, shared by every group
@@ -49,38 +48,6 @@ _AVG = int(_R.AVG)
 # at the same offsets (one small reduction) and then works on the tensors in place,
 # skipping the staging copies; below it the copies are cheaper.
 IN_PLACE_MIN = 256 << 10
-
-
-class _Done(_C10D.Work):
-    """A work handle of an operation that completed before it returned (its future is
-    made when asked for: most callers only wait)."""
-
-    def __init__(self, result, source=-1):
-        super().__init__()
-        self._result = result
-        self._source = source
-        self._future = None
-
-    def wait(self, timeout=None):
-        return True
-
-    def is_completed(self):
-        return True
-
-    def is_success(self):
-        return True
-
-    def result(self):
-        return self._result
-
-    def source_rank(self):
-        return self._source
-
-    def get_future(self):
-        if self._future is None:
-            self._future = Future()
-            self._future.set_result(self._result)
-        return self._future
 
 
 def _all_symmetric(*views):
@@ -434,6 +401,34 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
         self._exchange(sends, [out if j == root else out[:0] for j in range(p)], "scatter")
         return _Done(outputs)
 
+    # ---- coalesced forms (DTensor and FSDP issue these): each tensor in turn --------
+
+    def allreduce_coalesced(self, tensors, opts):
+        return self.allreduce(tensors, opts)
+
+    def all_gather_single_coalesced(self, outputs, inputs, opts):
+        self._check("all_gather_into_tensor (coalesced)", *outputs, *inputs)
+        for out, inp in zip(outputs, inputs, strict=True):  # every shape checked before any moves
+            self._whole_of_parts("all_gather_into_tensor (coalesced)", out, "output", inp, "input")
+        for out, inp in zip(outputs, inputs):
+            self.all_gather_single(out, inp, opts)
+        return _Done(outputs)
+
+    allgather_into_tensor_coalesced = all_gather_single_coalesced
+
+    def reduce_scatter_single_coalesced(self, outputs, inputs, opts):
+        self._check("reduce_scatter_tensor (coalesced)", *outputs, *inputs)
+        for out, inp in zip(outputs, inputs, strict=True):
+            self._whole_of_parts("reduce_scatter_tensor (coalesced)", inp, "input", out, "output")
+        for out, inp in zip(outputs, inputs):
+            self.reduce_scatter_single(out, inp, opts)
+        return _Done(outputs)
+
+    reduce_scatter_tensor_coalesced = reduce_scatter_single_coalesced
+
+    def allgather_coalesced(self, output_lists, inputs, opts):
+        return self.allgather(output_lists, inputs, opts)
+
     def barrier(self, opts=None):
         shmem.quiet()
         self._barrier()
@@ -461,13 +456,7 @@ def _unsupported(name, advice):
 
 for _name, _advice in {
     "recv_anysource": "pass src= to recv (messages are matched per sender)",
-    "allreduce_coalesced": "call all_reduce on each tensor",
-    "allgather_coalesced": "call all_gather on each tensor",
-    "allgather_into_tensor_coalesced": "call all_gather_into_tensor on each tensor",
-    "all_gather_single_coalesced": "call all_gather_into_tensor on each tensor",
-    "reduce_scatter_tensor_coalesced": "call reduce_scatter_tensor on each tensor",
-    "reduce_scatter_single_coalesced": "call reduce_scatter_tensor on each tensor",
-    "monitored_barrier": "use barrier",
+    "monitored_barrier": "use barrier (a rank that never arrives ends the job at the group's timeout with a report)",
 }.items():
     setattr(ProcessGroupPyshmem, _name, _unsupported(_name, _advice))
 

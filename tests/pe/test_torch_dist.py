@@ -119,3 +119,11 @@ def test_a_rank_that_skips_a_collective_ends_the_job_at_the_groups_timeout():
     assert "pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE 0" in out, out[-6000:]
     assert "PE 0: waits in pyshmem." in out, out[-6000:]
     assert elapsed < 50, f"the job took {elapsed:.0f} s to end"
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_dtensor_functional_collectives_and_coalesced_ops_match_gloo(nproc):
+    proc = run_torchrun(PROGRAMS / "torch_dtensor.py", nproc)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    for r in range(nproc):
+        assert f"OK rank={r}" in proc.stdout, proc.stdout
