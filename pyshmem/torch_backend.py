@@ -406,23 +406,28 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
     def allreduce_coalesced(self, tensors, opts):
         return self.allreduce(tensors, opts)
 
-    def all_gather_single_coalesced(self, outputs, inputs, opts):
-        self._check("all_gather_into_tensor (coalesced)", *outputs, *inputs)
-        for out, inp in zip(outputs, inputs, strict=True):  # every shape checked before any moves
-            self._whole_of_parts("all_gather_into_tensor (coalesced)", out, "output", inp, "input")
+    def _in_turn(self, what, outputs, inputs, opts, single, gather):
+        """A coalesced form as its single op on each (output, input) pair, after checking
+        every pair's shapes (a gather's output holds the group's inputs, a scatter's input
+        the group's outputs), so a bad pair fails before any data moves."""
+        self._check(what, *outputs, *inputs)
+        for out, inp in zip(outputs, inputs, strict=True):
+            if gather:
+                self._whole_of_parts(what, out, "output", inp, "input")
+            else:
+                self._whole_of_parts(what, inp, "input", out, "output")
         for out, inp in zip(outputs, inputs):
-            self.all_gather_single(out, inp, opts)
+            single(out, inp, opts)
         return _Done(outputs)
+
+    def all_gather_single_coalesced(self, outputs, inputs, opts):
+        return self._in_turn("all_gather_into_tensor (coalesced)", outputs, inputs, opts, self.all_gather_single, True)
 
     allgather_into_tensor_coalesced = all_gather_single_coalesced
 
     def reduce_scatter_single_coalesced(self, outputs, inputs, opts):
-        self._check("reduce_scatter_tensor (coalesced)", *outputs, *inputs)
-        for out, inp in zip(outputs, inputs, strict=True):
-            self._whole_of_parts("reduce_scatter_tensor (coalesced)", inp, "input", out, "output")
-        for out, inp in zip(outputs, inputs):
-            self.reduce_scatter_single(out, inp, opts)
-        return _Done(outputs)
+        return self._in_turn("reduce_scatter_tensor (coalesced)", outputs, inputs, opts, self.reduce_scatter_single,
+                             False)
 
     reduce_scatter_tensor_coalesced = reduce_scatter_single_coalesced
 

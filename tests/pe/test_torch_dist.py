@@ -43,9 +43,12 @@ def test_every_backend_op_matches_gloo(nproc):
         assert f"OK rank={r}" in proc.stdout, proc.stdout
 
 
-@pytest.mark.parametrize("nproc", [3, 4])
-def test_subgroups_come_and_go_and_run_out_of_slots_clearly(nproc):
-    proc = run_torchrun(PROGRAMS / "torch_dist_groups.py", nproc)
+@pytest.mark.parametrize("program, nproc", [("torch_dist_groups.py", 3), ("torch_dist_groups.py", 4),
+                                            ("torch_dtensor.py", 2), ("torch_dtensor.py", 3)])
+def test_subgroups_dtensor_and_coalesced_ops(program, nproc):
+    # torch_dist_groups: subgroups come and go, and running out of slots is clear;
+    # torch_dtensor: DTensor, functional collectives and coalesced ops against gloo.
+    proc = run_torchrun(PROGRAMS / program, nproc)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
     for r in range(nproc):
         assert f"OK rank={r}" in proc.stdout, proc.stdout
@@ -119,11 +122,3 @@ def test_a_rank_that_skips_a_collective_ends_the_job_at_the_groups_timeout():
     assert "pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE 0" in out, out[-6000:]
     assert "PE 0: waits in pyshmem." in out, out[-6000:]
     assert elapsed < 50, f"the job took {elapsed:.0f} s to end"
-
-
-@pytest.mark.parametrize("nproc", [2, 3])
-def test_dtensor_functional_collectives_and_coalesced_ops_match_gloo(nproc):
-    proc = run_torchrun(PROGRAMS / "torch_dtensor.py", nproc)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
-    for r in range(nproc):
-        assert f"OK rank={r}" in proc.stdout, proc.stdout
