@@ -3,6 +3,7 @@ every op against gloo on the same inputs (2, 3 and 4 ranks, a staging buffer sma
 enough that large tensors go in chunks), DDP gradients against gloo's, and the
 examples that use it."""
 
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import PROGRAMS, REPO
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 
 def run_torchrun(program, nproc, *args, env=None, timeout=300):
@@ -122,3 +123,15 @@ def test_a_rank_that_skips_a_collective_ends_the_job_at_the_groups_timeout():
     assert "pyshmem: PYSHMEM_TIMEOUT=2.00 s expired on PE 0" in out, out[-6000:]
     assert "PE 0: waits in pyshmem." in out, out[-6000:]
     assert elapsed < 50, f"the job took {elapsed:.0f} s to end"
+
+
+def test_fsdp2_trains_as_on_gloo():
+    params = {}
+    for backend in ("gloo", "pyshmem"):
+        proc = run_torchrun(PROGRAMS / "torch_fsdp.py", 2, backend)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+        line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("PARAMS "))
+        params[backend] = [torch.tensor(p) for p in json.loads(line[len("PARAMS "):])]
+    assert len(params["pyshmem"]) == 4
+    for a, b in zip(params["pyshmem"], params["gloo"]):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a, b)
