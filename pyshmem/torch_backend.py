@@ -24,7 +24,7 @@ import torch.distributed as dist
 import pyshmem as shmem
 from pyshmem import bootstrap_store, runtime
 from pyshmem.torch_staging import Staging, agree_slot, heap_offsets
-from pyshmem.torch_work import Done as _Done
+from pyshmem.torch_work import Done as _Done, Posting as _Posting
 
 _native_reduce = shmem.reduce
 _R = dist.ReduceOp
@@ -441,14 +441,16 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
 
     def send(self, tensors, dst, tag):
         self._check("send", *tensors)
-        for t in tensors:
-            _staging.send(self._bytes(t), self._pes[dst], tag)
-        return _Done(tensors)
+        posted = [_staging.mail.send(self._bytes(t), self._pes[dst], tag) for t in tensors]
+        posted = [e for e in posted if e is not None]
+        if not posted:
+            return _Done(tensors)
+        return _Posting(tensors, posted, f"pyshmem backend: send to rank {dst}", _staging.timeout)
 
     def recv(self, tensors, src, tag):
         self._check("recv", *tensors)
         for t in tensors:
-            _staging.recv(self._bytes(t), self._pes[src], tag, "pyshmem backend: recv")
+            _staging.mail.recv(self._bytes(t), self._pes[src], tag, "pyshmem backend: recv")
         return _Done(tensors, source=src)
 
 
@@ -487,6 +489,7 @@ def _create(opts, pg_options):
             raise RuntimeError(f"pyshmem backend: pyshmem runs as PE {shmem.my_pe()} of {shmem.n_pes()}, but torch's "
                                f"default group has rank {rank} of {size}; start both from the same launcher")
         _staging = Staging()
+        _staging.timeout = opts.timeout.total_seconds() if opts.timeout else 0
     group = ProcessGroupPyshmem(rank, size, pes)
     group._name = opts.group_id
     if not group._world:

@@ -18,13 +18,7 @@ the default group was created:
   on that slot have added so far (a slot is used by one live group at a time on each
   member, and is handed to a later group once that one is gone: see
   :func:`agree_slot`).
-- point-to-point: a slot of ``p2p_bytes`` per peer in the sender's memory, a header
-  (bytes, tag) per peer, ``ready`` (on the receiver, by sender) and ``done`` (on the
-  sender, by receiver) sequence numbers. A send copies into its slot for the receiver
-  and signals; it waits only for the receiver to have taken the previous message (so
-  an exchange in which both sides send first does not deadlock); the receiver pulls and
-  acknowledges. Messages larger than a slot go in slot-sized pieces, each waiting for
-  the previous one to be taken.
+- point-to-point: per-pair mailboxes, pyshmem/torch_p2p.py.
 """
 
 import numpy as np
@@ -34,6 +28,7 @@ from pyshmem._lib import lib as _lib
 from pyshmem.errors import HeapExhaustedError
 from pyshmem.perftest.sizes import parse_size
 from pyshmem.runtime import env_setting
+from pyshmem.torch_p2p import Mailboxes
 
 MAX_GROUP_SLOTS = 256
 
@@ -62,13 +57,7 @@ class Staging:
         self.agree_in = shmem.zeros(8, np.int64)
         self.agree_out = shmem.zeros(8, np.int64)
         self.expected = [0] * MAX_GROUP_SLOTS  # increments my counter of each slot has had due
-        self.p2p_bytes = max(64, total // max(1, n) // 64 * 64)
-        self.p2p = shmem.zeros(max(1, n) * self.p2p_bytes, np.uint8)
-        self.header = shmem.zeros((max(1, n), 2), np.int64)  # [receiver] -> (bytes, tag) of my slot for it
-        self.ready = shmem.zeros(max(1, n), np.int64)  # [sender] -> messages it has put in its slot for me
-        self.done = shmem.zeros(max(1, n), np.int64)  # [receiver] -> messages of mine it has taken
-        self.sent = [0] * n
-        self.received = [0] * n
+        self.mail = Mailboxes(n, total)  # send/recv (pyshmem/torch_p2p.py)
 
     def typed(self, dtype):
         """(inbuf, outbuf) as whole arrays of NumPy `dtype` (cached)."""
@@ -131,38 +120,6 @@ class Staging:
         return int(cell[0])
 
     # ---- point to point ----------------------------------------------------------
-
-    def send(self, data, dst, tag):
-        """Sends `data` (contiguous uint8 view) to world PE `dst` (see the module doc)."""
-        me = shmem.my_pe()
-        pieces = [data[i:i + self.p2p_bytes] for i in range(0, max(1, data.nbytes), self.p2p_bytes)]
-        slot = self.p2p[dst * self.p2p_bytes:(dst + 1) * self.p2p_bytes]
-        for k, piece in enumerate(pieces):
-            # The receiver has taken every earlier message from this slot.
-            shmem.wait_until(self.done[dst:dst + 1], shmem.CMP_GE, self.sent[dst])
-            slot[:piece.nbytes] = piece
-            self.header[dst] = (data.nbytes if k == 0 else -1, tag)
-            self.sent[dst] += 1
-            shmem.quiet()
-            shmem.atomic_set(self.ready[me:me + 1], self.sent[dst], dst)
-
-    def recv(self, out, src, tag, what):
-        """Receives into `out` (contiguous uint8 view) from world PE `src`; the message
-        must have `tag` and out's size. Raises RuntimeError (naming `what`) otherwise."""
-        me = shmem.my_pe()
-        head = np.zeros(2, np.int64)
-        for k, start in enumerate(range(0, max(1, out.nbytes), self.p2p_bytes)):
-            self.received[src] += 1
-            shmem.wait_until(self.ready[src:src + 1], shmem.CMP_GE, self.received[src])
-            shmem.get(head, self.header[me], src)
-            if k == 0 and (head[0] != out.nbytes or head[1] != tag):
-                raise RuntimeError(f"{what}: the message from rank {src} has {head[0]} bytes and tag {head[1]}, "
-                                   f"but this recv expects {out.nbytes} bytes and tag {tag}; sends and recvs between "
-                                   "two ranks must match in order, size and tag")
-            piece = out[start:start + self.p2p_bytes]
-            if piece.nbytes:
-                shmem.get(piece, self.p2p[me * self.p2p_bytes:me * self.p2p_bytes + piece.nbytes], src)
-            shmem.atomic_set(self.done[me:me + 1], self.received[src], src)
 
 
 _live_slots = {}  # slot -> weakref of the live group using it on this PE

@@ -1,5 +1,9 @@
 """Work handles of the ``pyshmem`` torch.distributed backend (pyshmem/torch_backend.py):
-its operations complete before they return, so every handle is a completed one."""
+its collectives and receives complete before they return (a completed handle); a send
+whose receiver has not freed its mailbox yet completes when the outbox thread has
+posted it (pyshmem/torch_p2p.py)."""
+
+import time
 
 import torch
 from torch.futures import Future
@@ -39,4 +43,46 @@ class Done(_C10D.Work):
         return self._future
 
 
-__all__ = ["Done"]
+class Posting(Done):
+    """A send in the outbox: complete when every message's last piece is in its
+    receiver's slot (threading.Events set by the outbox thread)."""
+
+    def __init__(self, result, events, what, timeout_s):
+        super().__init__(result)
+        self._events = events
+        self._what = what
+        self._timeout_s = timeout_s
+
+    def wait(self, timeout=None):
+        """Waits for the send (up to `timeout`, else the group's timeout; 0: no bound).
+
+        Raises:
+            RuntimeError: the receiver did not take the message within the timeout, or
+                the outbox failed (its pyshmem error).
+        """
+        limit = timeout.total_seconds() if timeout else self._timeout_s
+        deadline = time.monotonic() + limit if limit > 0 else None
+        for e in self._events:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not e.wait(left):
+                raise RuntimeError(f"{self._what}: the receiver did not take the message within {limit:g} s (a recv "
+                                   "missing on that rank, or one with another size or tag)")
+            if getattr(e, "error", None) is not None:
+                raise RuntimeError(f"{self._what}: {e.error}") from e.error
+        return True
+
+    def is_completed(self):
+        return all(e.is_set() for e in self._events)
+
+    def is_success(self):
+        return self.is_completed() and all(getattr(e, "error", None) is None for e in self._events)
+
+    def get_future(self):
+        if self._future is None:  # made once the send is posted (waits for it)
+            self.wait()
+            self._future = Future()
+            self._future.set_result(self._result)
+        return self._future
+
+
+__all__ = ["Done", "Posting"]

@@ -5,6 +5,7 @@ two backends add the ranks' gradients in different orders). Prints ``OK rank=<r>
 the mean step times of both as ``STEP pyshmem=<us> gloo=<us>``.
 """
 
+import gc
 import statistics
 import time
 
@@ -50,4 +51,9 @@ print(f"OK rank={me}", flush=True)
 if me == 0:
     med = {k: statistics.median(v[2:]) * 1e6 for k, v in times.items()}
     print(f"STEP pyshmem={med['pyshmem']:.0f} gloo={med['gloo']:.0f}", flush=True)
+# The DDP replicas go before their groups: a gloo worker thread that finishes one of
+# their works during interpreter teardown calls into Python there and aborts the process.
+del nets, opts
+gc.collect()
+dist.barrier(group=gloo)
 dist.destroy_process_group()

@@ -5,6 +5,8 @@ send/recv, sizes beyond the staging buffer (set PYSHMEM_TORCH_STAGING_SIZE small
 the clear errors. Prints ``OK rank=<r>``.
 """
 
+from datetime import timedelta
+
 import torch
 import torch.distributed as dist
 
@@ -179,6 +181,46 @@ if p > 1:
     dist.irecv(r, left).wait()
     req.wait()
     check(int(r) == left, "isend/irecv")
+    # batch_isend_irecv: both ways at once with messages of several slots, and two
+    # messages to one peer before either is received (a pipeline stage's pattern).
+    for n in (300000, 5):
+        a = torch.arange(n, dtype=torch.float32) + 10 * me
+        ga, gb = torch.empty(n), torch.empty(n)
+        ops = [dist.P2POp(dist.isend, a, right), dist.P2POp(dist.isend, a * 2, right),
+               dist.P2POp(dist.irecv, ga, left), dist.P2POp(dist.irecv, gb, left)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        want = torch.arange(n, dtype=torch.float32) + 10 * left
+        check(torch.equal(ga, want) and torch.equal(gb, want * 2), f"batch_isend_irecv n={n}")
+    # An isend progresses while its sender sits in a collective that its receiver joins
+    # only after receiving; and its wait(timeout) says when nobody takes it in time.
+    big = torch.arange(300000, dtype=torch.float32)
+    one = torch.ones(1)
+    if me == 0:
+        w = dist.isend(big, 1)
+        dist.all_reduce(one)
+        w.wait()
+        w = dist.isend(big, 1)
+        try:
+            w.wait(timeout=timedelta(seconds=0.5))
+        except RuntimeError as e:
+            check("send to rank 1: the receiver did not take the message within 0.5 s" in str(e), str(e))
+        else:
+            check(False, "an isend nobody received completed")
+        dist.barrier()
+        w.wait()
+    elif me == 1:
+        got = torch.empty_like(big)
+        dist.recv(got, 0)
+        dist.all_reduce(one)
+        check(torch.equal(got, big), "isend progressing during a collective")
+        dist.barrier()
+        got.zero_()
+        dist.recv(got, 0)
+        check(torch.equal(got, big), "isend received after its wait timed out")
+    else:
+        dist.all_reduce(one)
+        dist.barrier()
 
 # Subgroups: the even ranks, pyshmem and gloo; every rank calls new_group.
 evens = list(range(0, p, 2))
