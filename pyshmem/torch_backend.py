@@ -29,6 +29,7 @@ from pyshmem.torch_work import Done as _Done, Posting as _Posting
 _native_reduce = shmem.reduce
 _R = dist.ReduceOp
 _staging = None  # created with the default group, shared by every group
+_world_groups = 0  # groups of every rank made so far (the default one first)
 
 # torch reduce op -> (pyshmem's native op name, the combining function of the pull path)
 _OPS = {
@@ -439,18 +440,22 @@ class ProcessGroupPyshmem(dist.ProcessGroup):
         self._barrier()
         return _Done([])
 
+    def _group_id(self):
+        # The same on every member: the subgroup's agreed slot, or (groups of every rank,
+        # which every rank creates in the same order) -1 for the default group, -2, -3...
+        return self._p2p_id
+
     def send(self, tensors, dst, tag):
         self._check("send", *tensors)
-        posted = [_staging.mail.send(self._bytes(t), self._pes[dst], tag) for t in tensors]
-        posted = [e for e in posted if e is not None]
-        if not posted:
-            return _Done(tensors)
-        return _Posting(tensors, posted, f"pyshmem backend: send to rank {dst}", _staging.timeout)
+        posted = [_staging.mail.send(self._bytes(t), self._pes[dst], tag, self._group_id()) for t in tensors]
+        return _Posting(tensors, [e for e in posted if e is not None], f"pyshmem backend: send to rank {dst}",
+                        _staging.timeout)
 
     def recv(self, tensors, src, tag):
         self._check("recv", *tensors)
-        for t in tensors:
-            _staging.mail.recv(self._bytes(t), self._pes[src], tag, "pyshmem backend: recv")
+        for t in tensors:  # eager: an irecv receives before it returns (sends progress on their own)
+            _staging.mail.complete(_staging.mail.recv(self._bytes(t), self._pes[src], tag, self._group_id(),
+                                                      "pyshmem backend: recv"))
         return _Done(tensors, source=src)
 
 
@@ -490,10 +495,15 @@ def _create(opts, pg_options):
                                f"default group has rank {rank} of {size}; start both from the same launcher")
         _staging = Staging()
         _staging.timeout = opts.timeout.total_seconds() if opts.timeout else 0
+    global _world_groups
     group = ProcessGroupPyshmem(rank, size, pes)
     group._name = opts.group_id
     if not group._world:
         group._slot = agree_slot(opts.store, rank, size, group, "pyshmem backend: new_group")
+        group._p2p_id = group._slot
+    else:
+        _world_groups += 1
+        group._p2p_id = -_world_groups
     return group
 
 

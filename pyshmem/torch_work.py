@@ -78,11 +78,7 @@ class Posting(Done):
         return self.is_completed() and all(getattr(e, "error", None) is None for e in self._events)
 
     def get_future(self):
-        if self._future is None:  # made once the send is posted (waits for it)
-            self.wait()
-            self._future = Future()
-            self._future.set_result(self._result)
-        return self._future
+        raise RuntimeError("pyshmem backend: a send's get_future() is not supported (as with gloo); call wait()")
 
 
 __all__ = ["Done", "Posting"]

@@ -221,6 +221,32 @@ if p > 1:
     else:
         dist.all_reduce(one)
         dist.barrier()
+    # Messages on two groups between one pair arrive in send order; a recv on the other
+    # group is an error naming both, not a silent swap.
+    all_ranks = dist.new_group(list(range(p)))
+    if me == 0:
+        dist.send(torch.full((3,), 1.0), 1, group=all_ranks)
+        dist.send(torch.full((3,), 2.0), 1)
+    elif me == 1:
+        r3 = torch.empty(3)
+        try:
+            dist.recv(r3, 0)
+        except RuntimeError as e:
+            check("on group of every rank #" in str(e) and "on the default group" in str(e), str(e))
+        else:
+            check(False, f"a message sent on a subgroup was received on the default group: {r3}")
+        dist.recv(r3, 0)
+        check(torch.equal(r3, torch.full((3,), 2.0)), f"the default-group message after the mismatch: {r3}")
+    dist.destroy_process_group(all_ranks)
+    w = dist.isend(torch.ones(1), right)
+    dist.irecv(torch.empty(1), left).wait()
+    try:
+        w.get_future()
+    except RuntimeError as e:
+        check("get_future() is not supported" in str(e), str(e))
+    else:
+        check(False, "a send's work handle gave a future")
+    w.wait()
 
 # Subgroups: the even ranks, pyshmem and gloo; every rank calls new_group.
 evens = list(range(0, p, 2))
