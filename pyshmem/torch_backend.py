@@ -8,8 +8,9 @@ into staging and back (one copy each way; larger tensors in chunks). On the defa
 group, all-reduce and broadcast run pyshmem's team collectives (csrc/coll/), all-gather
 fcollect and even all-to-all alltoall, on the tensors in place when they are large and
 symmetric on every rank (IN_PLACE_MIN); the rest, and every operation of a subgroup,
-run the staging module's member-only pull exchange. Every operation completes before it
-returns; ``async_op=True`` gives a completed work handle (``wait()`` returns at once).
+run the staging module's member-only pull exchange. Every operation but a send
+completes before it returns (``async_op=True`` gives a completed work handle); a send
+whose receiver lags is posted by the outbox thread (pyshmem/torch_p2p.py).
 
 CPU tensors only for now; CUDA tensors and the operations below the table raise a
 RuntimeError naming the operation.
@@ -493,8 +494,7 @@ def _create(opts, pg_options):
         if shmem.n_pes() != size or shmem.my_pe() != rank:
             raise RuntimeError(f"pyshmem backend: pyshmem runs as PE {shmem.my_pe()} of {shmem.n_pes()}, but torch's "
                                f"default group has rank {rank} of {size}; start both from the same launcher")
-        _staging = Staging()
-        _staging.timeout = opts.timeout.total_seconds() if opts.timeout else 0
+        _staging = Staging(opts.timeout.total_seconds() if opts.timeout else 0)
     global _world_groups
     group = ProcessGroupPyshmem(rank, size, pes)
     group._name = opts.group_id

@@ -36,7 +36,8 @@ MAX_GROUP_SLOTS = 256
 class Staging:
     """The backend's symmetric buffers (collective to create: every PE, once)."""
 
-    def __init__(self):
+    def __init__(self, timeout_s=0):
+        self.timeout = timeout_s  # the default group's timeout= (a send's wait bound; 0: none)
         n = shmem.n_pes()
         total = parse_size(env_setting("PYSHMEM_TORCH_STAGING_SIZE") or "8M")
         self.half = max(64, total // 2 // 64 * 64)

@@ -67,7 +67,7 @@ class Posting(Done):
             if not e.wait(left):
                 raise RuntimeError(f"{self._what}: the receiver did not take the message within {limit:g} s (a recv "
                                    "missing on that rank, or one with another size or tag)")
-            if getattr(e, "error", None) is not None:
+            if e.error is not None:
                 raise RuntimeError(f"{self._what}: {e.error}") from e.error
         return True
 
@@ -75,7 +75,7 @@ class Posting(Done):
         return all(e.is_set() for e in self._events)
 
     def is_success(self):
-        return self.is_completed() and all(getattr(e, "error", None) is None for e in self._events)
+        return self.is_completed() and all(e.error is None for e in self._events)
 
     def get_future(self):
         raise RuntimeError("pyshmem backend: a send's get_future() is not supported (as with gloo); call wait()")
