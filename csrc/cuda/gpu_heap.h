@@ -82,6 +82,11 @@ void gpu_heap_range(uint64_t* begin, uint64_t* end);
 void gpu_put(uint64_t sym, uint64_t local, size_t nbytes, int pe, uint64_t stream, const char* call);
 void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t stream, const char* call);
 
+// This process's address of PE pe's copy of the symmetric GPU object at `sym` (device
+// memory kernels of this PE can load and store), or 0 when pe's GPU heap is not mapped
+// here (another node). Throws naming `call` for a non-symmetric `sym` or a bad PE.
+uint64_t gpu_peer_address(uint64_t sym, int pe, const char* call);
+
 // For threads pyshmem owns (the proxy): makes pyshmem's CUDA context current on the
 // calling thread for good, since such a thread hands GPU addresses to transports and
 // flushes GPU writes. A no-op without a GPU heap.

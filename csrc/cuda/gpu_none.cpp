@@ -36,6 +36,10 @@ bool gpu_is_symmetric(uint64_t, size_t) { return false; }
 void gpu_heap_range(uint64_t* begin, uint64_t* end) { *begin = *end = 0; }
 void gpu_put(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }
 void gpu_get(uint64_t, uint64_t, size_t, int, uint64_t, const char* call) { not_built(call); }
+uint64_t gpu_peer_address(uint64_t, int, const char* call) {
+  not_built(call);
+  return 0;
+}
 std::string gpu_atomics_problem(int) { return ""; }
 void gpu_thread_attach() {}
 void gpu_flush_writes(const char*) {}

@@ -85,6 +85,12 @@ void gpu_get(uint64_t local, uint64_t sym, size_t nbytes, int pe, uint64_t strea
     copy_remote(d, false, sym, local, nbytes, pe, stream, call);
 }
 
+uint64_t gpu_peer_address(uint64_t sym, int pe, const char* call) {
+  require_init(call);
+  gpu_require(call);
+  return static_cast<uint64_t>(peer_of(sym, 1, pe, call));
+}
+
 std::string gpu_atomics_problem(int pe) {
   const GpuHeap& g = gpu_heap();
   State& s = state();

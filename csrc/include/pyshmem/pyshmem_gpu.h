@@ -54,6 +54,51 @@ int pyshmem_gpu_device_state(pyshmem_device_state* state_out);
  * node. PYSHMEM_ERR_OS when the driver refuses the event. */
 int pyshmem_gpu_watch_stream(void* stream);
 
+/* ---- host-initiated operations on the GPU heap (NVSHMEM's host-side RMA, signals and
+ * waits in programs built with pyshmem-nvcc --gpu) ---- */
+
+/* Copies `nbytes` from `source` into PE pe's copy of the symmetric GPU object at `dest`
+ * (put), or from PE pe's copy of `source` into `dest` (get). The local side may be any
+ * address CUDA copies (device memory, pinned or pageable host memory: unified
+ * addressing). stream NULL: on pyshmem's own stream, complete on return (the source
+ * may be reused; a put's data is in pe's memory, a get's in dest), not ordered with
+ * work still queued on the caller's streams. Otherwise enqueued on `stream` (a
+ * cudaStream_t or CUstream) and complete in its order. A peer on another node is
+ * reached through its transport (the stream is synchronised first; complete on
+ * return). NOT_SYMMETRIC for a symmetric side outside the GPU heap, INVALID_ARG for a
+ * PE out of range. */
+int pyshmem_gpu_put(void* dest, const void* source, size_t nbytes, int pe, void* stream);
+int pyshmem_gpu_get(void* dest, const void* source, size_t nbytes, int pe, void* stream);
+
+/* *ptr_out: the address at which this PE's kernels load and store PE pe's copy of the
+ * symmetric GPU object at `dest` (NVSHMEM's nvshmem_ptr from host code), or NULL when
+ * pe's GPU heap is not mapped here (another node). NOT_SYMMETRIC / INVALID_ARG as put's. */
+int pyshmem_gpu_ptr(const void* dest, int pe, void** ptr_out);
+
+/* "" (returns 0) when atomics and signals from this PE can reach PE pe's GPU heap (same
+ * node, or a transport that does atomics in GPU memory); else NOT_IMPLEMENTED with the
+ * reason in pyshmem_last_error(). Ask before a kernel does such an atomic from host
+ * code: a request the transport refuses traps the kernel, which ends the context. */
+int pyshmem_gpu_atomics_check(int pe);
+
+/* wait_until / test / signal_fetch / signal_wait_until on this PE's copy of a symmetric
+ * GPU variable (dtype and cmp as pyshmem_wait_until's): each poll copies it to the host,
+ * so they see what kernels stored with system scope and what peers delivered, and they
+ * never queue behind a kernel. Acquire operations, as on the host heap. */
+int pyshmem_gpu_wait_until(const void* ivar, int dtype, int cmp, const void* value);
+int pyshmem_gpu_test(const void* ivar, int dtype, int cmp, const void* value, int* satisfied_out);
+int pyshmem_gpu_signal_fetch(const uint64_t* sig_addr, uint64_t* value_out);
+int pyshmem_gpu_signal_wait_until(const uint64_t* sig_addr, int cmp, uint64_t value, uint64_t* value_out);
+
+/* The wait sets on `nelems` contiguous symmetric GPU variables at `ivars` (host/wait.cpp's
+ * semantics): mode 0 all, 1 any, 2 some; blocking 0 tests once. status (host memory,
+ * nullable) leaves out the entries whose status is nonzero; values points at one value,
+ * or at nelems (vector nonzero), in host memory. *result_out: all: 1/0; any: an index or
+ * SIZE_MAX; some: how many, their indices written to `indices` (host memory, nelems
+ * entries; may be NULL for the other modes). */
+int pyshmem_gpu_wait_vector(int mode, int blocking, const void* ivars, size_t nelems, const int* status, int dtype,
+                            int cmp, const void* values, int vector, size_t* indices, size_t* result_out);
+
 #ifdef __cplusplus
 }
 #endif
