@@ -1,15 +1,22 @@
 """Source rewrites that let a CUDA program's host code compile for the CPU.
 
-Used by ``pyshmem-nvcc --cpu`` (pyshmem/nvcc.py) before the host C++ compiler sees a
-``.cu`` file: the triple-chevron launch syntax is not C++, and ``cudaLaunchKernel``
-takes kernels by address, so the CPU build needs to know which functions are kernels.
-Newlines are kept, so compiler messages keep their line numbers.
+Used by ``pyshmem-nvcc --cpu`` (pyshmem/nvcc.py) on the *preprocessed* program (so
+kernels and launches written inside macros or in included headers are seen as the
+compiler sees them), before the host C++ compiler compiles it: the triple-chevron
+launch syntax is not C++, and ``cudaLaunchKernel``, ``cuModuleGetFunction`` and
+``nvshmemx_collective_launch`` take kernels by address or by name, so the CPU build
+needs to know which functions are kernels. Newlines are kept, so compiler messages keep
+their line numbers.
 
 - ``callee<<<cfg>>>(args)`` becomes a call of ``pyshmem::cpu::launch``
   (pyshmem/cpu_launch.h) with the callee wrapped in a generic lambda, so template
   kernels, overloads and default arguments resolve as in the original call.
-- After each non-template ``__global__`` function definition, a static initialiser
-  registers it (``pyshmem::cpu::register_kernel``) for launches by address.
+- The body of every ``__global__`` function definition, templates included, starts with
+  a use of ``pyshmem::cpu::kernel_registered<kernel>``, whose initialisation registers
+  the kernel (every instantiation of a template kernel) for launches by address and by
+  name before ``main`` runs.
+- ``extern __shared__ T name[];`` becomes a reference to the launch's dynamic shared
+  memory (pyshmem/_cpu_kernels.py's rewrite_dynamic_shared).
 """
 
 import re
@@ -18,48 +25,26 @@ from pyshmem._kernel_args import _split_params
 from pyshmem.errors import InvalidArgumentError
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+# What is not code: comments, string and character literals (raw strings too), and
+# preprocessor directive lines (with their continuations). A quote after a digit is a
+# C++14 digit separator, not a character literal.
+_NOT_CODE = re.compile(
+    r"""//[^\n]*"""
+    r"""|/\*.*?(?:\*/|\Z)"""
+    r"""|(?:\bu8|\bu|\bU|\bL)?R"([^ ()\\\t\n]{0,16})\(.*?\)\1"(?#raw string)"""
+    r"""|"(?:\\.|[^"\\\n])*"?"""
+    r"""|(?<![0-9A-Fa-f_])'(?:\\.|[^'\\\n])*'?"""
+    r"""|(?:^|(?<=\n))[ \t]*\#(?:\\\n|[^\n])*""",
+    re.S)
 
 
 def code_mask(src):
-    """A list of booleans: True where src[i] is code (not a comment, string or character
-    literal, or a preprocessor directive line)."""
-    mask = [True] * len(src)
-    i, n = 0, len(src)
-    line_start = True
-    while i < n:
-        c = src[i]
-        if line_start and c == "#":  # a directive: to the end of the (continued) line
-            j = i
-            while j < n and src[j] != "\n":
-                j += 2 if src[j] == "\\" else 1
-            for k in range(i, min(j, n)):
-                mask[k] = False
-            i = j
-            continue
-        if c == "\n":
-            line_start = True
-            i += 1
-            continue
-        if not c.isspace():
-            line_start = False
-        if src.startswith("//", i):
-            j = src.find("\n", i)
-            j = n if j < 0 else j
-        elif src.startswith("/*", i):
-            j = src.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif c in "\"'":
-            j = i + 1
-            while j < n and src[j] != c and src[j] != "\n":
-                j += 2 if src[j] == "\\" else 1
-            j = min(j + 1, n)
-        else:
-            i += 1
-            continue
-        for k in range(i, j):
-            if src[k] != "\n":
-                mask[k] = False
-        i = j
+    """A bytearray with 1 where src[i] is code and 0 in comments, string and character
+    literals and preprocessor directive lines."""
+    mask = bytearray(b"\x01") * len(src)
+    for m in _NOT_CODE.finditer(src):
+        a, b = m.span()
+        mask[a:b] = bytes(b - a)
     return mask
 
 
@@ -188,19 +173,46 @@ def _back_to_statement(source, mask, at):
     return -1
 
 
-def find_kernels(source):
-    """The ``__global__`` function definitions of `source` that are not templates: a list
-    of (name, parameter texts without default arguments, has default arguments, index
-    just past the body, line)."""
-    mask = code_mask(source)
+def _template_arguments(head):
+    """The argument list naming a template's own parameters, from the code before its
+    `__global__` ("template <class T, int N, class... R>" -> "T, N, R..."): "" when the
+    head is no template, None when a parameter has no name (the kernel is then named
+    without arguments, left to deduction from its parameter types)."""
+    m = re.search(r"\btemplate\s*<", head)
+    if not m:
+        return ""
+    depth, j = 0, m.end() - 1
+    for j in range(m.end() - 1, len(head)):
+        if head[j] in "<(":
+            depth += 1
+        elif head[j] in ">)":
+            depth -= 1
+            if depth == 0:
+                break
+    args = []
+    for param in _split_params(head[m.end():j]):
+        decl = _strip_default(param).strip()
+        names = _IDENT.findall(decl)
+        if not names or names[-1] in ("class", "typename") or re.search(r"\.\.\.\s*$", decl):
+            return None
+        args.append(names[-1] + ("..." if "..." in decl else ""))
+    return ", ".join(args)
+
+
+def find_kernels(source, mask=None):
+    """The ``__global__`` function definitions of `source`: a list of dicts with name,
+    params (parameter texts without default arguments), defaults (has default
+    arguments), template (None for a plain function, else the argument list naming its
+    template parameters, or "?" when they cannot be named), body (index of its '{'),
+    end (index just past its '}') and line."""
+    mask = code_mask(source) if mask is None else mask
     found = []
     for m in re.finditer(r"\b__global__\b", source):
         if not mask[m.start()]:
             continue
         back = _back_to_statement(source, mask, m.start())
         head_text = "".join(c for c, code in zip(source[back + 1:m.start()], mask[back + 1:m.start()]) if code)
-        if re.search(r"\btemplate\b", head_text):
-            continue
+        template = _template_arguments(head_text)
         j, name = m.end(), None
         while True:  # the declarator up to the parameter list
             while j < len(source) and source[j].isspace():
@@ -233,9 +245,10 @@ def find_kernels(source):
         if body_end < 0:
             continue
         raw = _split_params(source[j + 1:params_end - 1])
-        params = [" ".join(_strip_default(p).split()) for p in raw]
-        found.append((name, params, any(_strip_default(p) != p for p in raw), body_end,
-                      source.count("\n", 0, m.start()) + 1))
+        found.append({"name": name, "params": [" ".join(_strip_default(p).split()) for p in raw],
+                      "defaults": any(_strip_default(p) != p for p in raw),
+                      "template": None if template == "" else ("?" if template is None else template),
+                      "body": k, "end": body_end, "line": source.count("\n", 0, m.start()) + 1})
     return found
 
 
@@ -244,18 +257,92 @@ def single_kernels(source):
     without default arguments: their launches convert the arguments to the parameter
     types at the launch (so 0 and NULL pass for pointers, as in a call)."""
     kernels = find_kernels(source)
-    names = [k[0] for k in kernels]
-    return {k[0]: len(k[1]) for k in kernels if names.count(k[0]) == 1 and not k[2]}
+    names = [k["name"] for k in kernels]
+    return {k["name"]: len(k["params"]) for k in kernels
+            if names.count(k["name"]) == 1 and not k["defaults"] and k["template"] is None}
+
+
+def registration(kernel):
+    """The statement that starts a kernel's body and registers it (each instantiation of
+    a template kernel) for launches by address and by name (pyshmem/cpu_launch.h)."""
+    name = kernel["name"]
+    if kernel["template"] not in (None, "?"):
+        name = f"{name}<{kernel['template']}>"
+    fn = f"static_cast<void (*)({', '.join(kernel['params'])})>({name})"
+    return f" (void)::pyshmem::cpu::kernel_registered<{fn}>;"
 
 
 def register_kernels(source):
-    """Appends, after each non-template ``__global__`` function definition, a static
-    initialiser that registers it for launches by address (cudaLaunchKernel)."""
-    for name, params, _, body_end, line in reversed(find_kernels(source)):
-        text = (f" static const bool pyshmem_kernel_registered_{name}_{line} = "
-                f"::pyshmem::cpu::register_kernel(static_cast<void (*)({', '.join(params)})>({name}), \"{name}\");")
-        source = source[:body_end] + text + source[body_end:]
+    """Starts the body of every ``__global__`` function definition with its registration
+    (see registration()); the text keeps its lines."""
+    for kernel in reversed(find_kernels(source)):
+        at = kernel["body"] + 1
+        source = source[:at] + registration(kernel) + source[at:]
     return source
 
 
-__all__ = ["code_mask", "find_kernels", "register_kernels", "rewrite_chevrons", "single_kernels"]
+# A line marker of the preprocessor's output: # LINE "FILE" FLAGS (1 enter, 2 return,
+# 3 system header, 4 extern "C").
+_LINE_MARKER = re.compile(r'^# (\d+) ("(?:[^"\\]|\\.)*")((?: [1-4])*)[ \t]*$', re.M)
+
+
+def after_prelude(text, sentinel):
+    """The part of a preprocessed translation unit after the line holding `sentinel` (the
+    last declaration of the prelude header that the compile step gets precompiled), with
+    the line markers' enter/return flags dropped (the compile step starts in the middle
+    of the include stack; the system-header and extern "C" flags stay).
+
+    Raises:
+        InvalidArgumentError: the sentinel is missing.
+    """
+    at = text.find(sentinel)
+    if at < 0:
+        raise InvalidArgumentError(f"pyshmem-nvcc: the preprocessed source lacks the prelude's end ({sentinel})")
+    text = text[text.find("\n", at) + 1:]
+    return _LINE_MARKER.sub(lambda m: f"# {m.group(1)} {m.group(2)}" + "".join(
+        f" {f}" for f in m.group(3).split() if f in "34"), text)
+
+
+def _hide_system_code(text):
+    """Replaces the text of every system-header region (line markers with flag 3) by a
+    comment naming its index, so the rewrites never look inside; returns the text and
+    the regions' texts (restore with _show_system_code)."""
+    regions, out, pos, system = [], [], 0, False
+
+    def region(body):
+        if not (system and body.strip()):
+            out.append(body)
+            return
+        lead = "\n" if body.startswith("\n") else ""
+        tail = "\n" if len(body) > len(lead) and body.endswith("\n") else ""
+        out.append(f"{lead}/*pyshmem-system-{len(regions)}*/{tail}")
+        regions.append(body[len(lead):len(body) - len(tail)])
+
+    for m in _LINE_MARKER.finditer(text):
+        region(text[pos:m.start()])
+        out.append(m.group(0))
+        pos = m.end()
+        system = " 3" in m.group(3)
+    region(text[pos:])
+    return "".join(out), regions
+
+
+def _show_system_code(text, regions):
+    def restore(m):
+        return regions[int(m.group(1))]
+    return re.sub(r"/\*pyshmem-system-(\d+)\*/", restore, text)
+
+
+def rewrite_program(text, filename="<source>"):
+    """The rewrites pyshmem-nvcc --cpu applies to a preprocessed translation unit (see the
+    module docstring), outside system headers."""
+    from pyshmem._cpu_kernels import rewrite_dynamic_shared
+
+    text, regions = _hide_system_code(text)
+    text = register_kernels(rewrite_dynamic_shared(text))
+    text = rewrite_chevrons(text, filename, single_kernels(text))
+    return _show_system_code(text, regions)
+
+
+__all__ = ["after_prelude", "code_mask", "find_kernels", "register_kernels", "registration", "rewrite_chevrons",
+           "rewrite_program", "single_kernels"]

@@ -65,10 +65,21 @@ def nvshmem_include_path():
     return str(d)
 
 
+def nvshmem_tree_path():
+    """The directory of NVSHMEM's other installed header paths that user code includes
+    (``<device_host/nvshmem_tensor.h>`` ...), next to :func:`nvshmem_include_path` on the
+    include path (``csrc/include/pyshmem/nvshmem_tree/README.md``).
+
+    Returns:
+        str: the directory.
+    """
+    return str(Path(_pyshmem_include()) / "pyshmem" / "nvshmem_tree")
+
+
 def _kernel_include_paths():
     """include_paths() and, when built, the NVSHMEM headers' directory (Module, compile)."""
     try:
-        return include_paths() + [nvshmem_include_path()]
+        return include_paths() + [nvshmem_include_path(), nvshmem_tree_path()]
     except FileNotFoundError:
         return include_paths()
 

@@ -20,7 +20,8 @@
 
 from pyshmem import _gpu_coll, _gpu_host_ops  # noqa: F401 - the host API's GPU routes (collectives, atomics)
 from pyshmem._gpu_arrays import GpuArray, empty, free, get, put, synchronize, watch_stream, zeros
-from pyshmem._gpu_kernels import Kernel, Module, compile, include_paths, launch, nvshmem_include_path  # noqa: A004
+from pyshmem._gpu_kernels import (Kernel, Module, compile, include_paths, launch, nvshmem_include_path,  # noqa: A004
+                                   nvshmem_tree_path)
 
 __all__ = ["GpuArray", "Kernel", "Module", "compile", "empty", "free", "get", "include_paths", "launch",
-           "nvshmem_include_path", "put", "synchronize", "watch_stream", "zeros"]
+           "nvshmem_include_path", "nvshmem_tree_path", "put", "synchronize", "watch_stream", "zeros"]

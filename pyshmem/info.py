@@ -120,9 +120,10 @@ def main(argv=None):
         sys.stdout.write(env_markdown())
         return 0
     if argv in (["--includes"], ["--nvshmem-includes"]):
-        from pyshmem.cuda import include_paths, nvshmem_include_path
+        from pyshmem.cuda import include_paths, nvshmem_include_path, nvshmem_tree_path
 
-        paths = include_paths() + ([nvshmem_include_path()] if argv[0] == "--nvshmem-includes" else [])
+        paths = include_paths() + ([nvshmem_include_path(), nvshmem_tree_path()]
+                                   if argv[0] == "--nvshmem-includes" else [])
         print(" ".join("-I" + p for p in paths))
         return 0
     if argv:

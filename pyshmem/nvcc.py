@@ -32,7 +32,6 @@ the CPU CUDA's too (``-lcuda``, ``-lcudart``, ``-lnvidia-ml``). Device-code flag
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -70,13 +69,12 @@ def _paths():
                          "again, or python setup.py build_ext --inplace)")
     return {"cpu_program_include": str(Path(inc) / "pyshmem" / "cpu_program_include"),
             "cpu_include": str(Path(inc) / "pyshmem" / "cpu_include"), "include": inc, "cccl": cccl,
-            "nvshmem": nvshmem_include_path(), "lib": str(lib)}
+            "nvshmem": nvshmem_include_path(), "nvshmem_tree": str(Path(inc) / "pyshmem" / "nvshmem_tree"),
+            "lib": str(lib)}
 
 
 # Flags both the compile and the link step need.
 _BOTH = ("-pthread", "-fopenmp", "-fsanitize", "-fno-sanitize", "-flto", "-fprofile", "-fcoverage", "--coverage")
-# What NVSHMEM's and CUDA's build lines link that pyshmem's runtime replaces on the CPU.
-_REPLACED_LIBS = re.compile(r"-l(nvshmem\w*|cuda|cudart\w*|cudadevrt|nvidia-ml)$")
 _NVSHMEM_LIBS = re.compile(r"-lnvshmem\w*$")
 
 
@@ -96,8 +94,8 @@ def parse(argv):
     sources, objects, compile (preprocessor flags), host (host-compiler flags), device
     (nvcc's device-code flags), link (flags for linking, CUDA's libraries included),
     opt, std."""
-    opts = {"target": None, "show": False, "compile_only": False, "output": None, "sources": [], "objects": [],
-            "compile": [], "host": [], "device": [], "link": [], "opt": None, "std": None}
+    opts = {"target": None, "show": False, "compile_only": False, "device_only": None, "output": None, "sources": [],
+            "objects": [], "compile": [], "host": [], "device": [], "link": [], "opt": None, "std": None}
     args = list(argv)
     i = 0
 
@@ -116,6 +114,8 @@ def parse(argv):
             opts["show"] = True
         elif a in ("-c", "--compile", "-dc", "--device-c"):
             opts["compile_only"] = True
+        elif a in ("-cubin", "--cubin", "-fatbin", "--fatbin", "-ptx", "--ptx"):
+            opts["device_only"] = a.lstrip("-")
         elif a in ("-o", "--output-file"):
             opts["output"] = value(a)
         elif a.startswith("-o") and len(a) > 2:
@@ -150,6 +150,8 @@ def parse(argv):
             pass  # --gpu: always -rdc=true; --cpu: no device code
         elif a in _IGNORED or a.startswith(_IGNORED_PREFIXES + _DEVICE_PREFIXES):
             opts["device"].append(a)
+        elif re.fullmatch(r"-t\d+", a):  # nvcc's compile threads (CMake passes -t4)
+            opts["device"].append(a)
         elif a in _IGNORED_WITH_VALUE:
             opts["device"] += [a, value(a)]
         elif a.startswith("-"):
@@ -170,53 +172,29 @@ def parse(argv):
     return opts
 
 
-def _rewrite(src_path, tmp, index):
-    """The source as the host compiler gets it (rewritten, line numbers kept)."""
-    from pyshmem._cpu_kernels import rewrite_dynamic_shared
-    from pyshmem._cuda_source import register_kernels, rewrite_chevrons, single_kernels
-
-    text = rewrite_dynamic_shared(Path(src_path).read_text())
-    text = register_kernels(rewrite_chevrons(text, src_path, single_kernels(text)))
-    out = Path(tmp) / f"{index}_{Path(src_path).name}.cpp"  # by index: sources may share a name
-    quoted = str(src_path).replace("\\", "\\\\").replace('"', '\\"')
-    out.write_text(f'#line 1 "{quoted}"\n' + text)
-    return out
-
-
 def cpu_commands(opts, tmp):
-    """The host compiler commands (a list of argv lists) that build `opts` for the CPU."""
-    p = _paths()
-    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "g++"
-    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc") or "gcc"
-    opt = [opts["opt"] or "-O2"]
-    includes = [f"-I{p['cpu_program_include']}", f"-I{p['cpu_include']}", f"-I{p['include']}", f"-I{p['nvshmem']}", f"-I{p['cccl']}"]
-    cmds, objects = [], []
-    std = opts["std"] or "-std=c++17"
-    if re.fullmatch(r"-std=(c|gnu)\+\+(98|03|0x|11|1y|14)", std):
-        std = "-std=c++17"  # pyshmem's headers need C++17 (nvcc's own default is C++17 too)
-    for index, src in enumerate(opts["sources"]):
-        if opts["compile_only"]:
-            obj = opts["output"] if opts["output"] else Path(src).with_suffix(".o").name
-        else:
-            obj = str(Path(tmp) / f"{index}_{Path(src).name}.o")  # by index: sources may share a name
-        if src.endswith(".c"):
-            cmds.append([cc, *opt, *includes, *opts["compile"], *opts["host"], "-c", src, "-o", obj])
-        else:
-            rewritten = _rewrite(src, tmp, index)
-            # -iquote: "header.h" next to the original source, as if compiling it in place.
-            # cpu_launch.h (and the CUDA runtime) is included first, as nvcc includes
-            # <cuda_runtime.h> into every .cu file.
-            cmds.append([cxx, std, *opt, "-pthread", "-fstack-clash-protection", "-x", "c++",
-                         "-include", "pyshmem/cpu_kernel.h", "-include", "pyshmem/cpu_launch.h",
-                         "-DPYSHMEM_CPU_PROGRAM=1", f"-iquote{Path(src).resolve().parent}", *includes,
-                         *opts["compile"], *opts["host"], "-c", str(rewritten), "-o", obj])
-        objects.append(obj)
-    if not opts["compile_only"]:
-        out = opts["output"] or "a.out"
-        link = [f for f in opts["link"] if not _REPLACED_LIBS.match(f)]
-        cmds.append([cxx, *objects, *opts["objects"], "-o", out, *link, f"-L{p['lib']}", "-lpyshmem_core",
-                     "-pthread", "-ldl"])
-    return cmds
+    """The CPU build of `opts` (pyshmem/_cpu_build.py): ([steps of each source], link step
+    or None). With -cubin/-fatbin, a module of the sources' kernels for cuModuleLoad."""
+    from pyshmem._cpu_build import commands
+
+    if opts["device_only"] == "ptx":
+        raise UsageError("-ptx: the CPU build has no PTX; build a module for cuModuleLoad with -cubin")
+    if opts["device_only"] and len(opts["sources"]) != 1:
+        raise UsageError(f"-{opts['device_only']} takes one source file")
+    return commands(opts, tmp, _paths(), module=bool(opts["device_only"]))
+
+
+_MPI_LIBRARIES = re.compile(r"-l(mpi|mpi_cxx|mpicxx|mpich|mpichcxx|mpi_ibm|msmpi)$")
+
+
+def with_mpi_bootstrap(opts, paths):
+    """Adds pyshmem's MPI bootstrap (pyshmem/nvshmem_mpi_bootstrap.cpp: what
+    nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM) calls) to the sources of a program
+    whose link line names an MPI library; it is compiled with the program's flags, so
+    with its <mpi.h>."""
+    if opts["compile_only"] or opts["device_only"] or not any(_MPI_LIBRARIES.match(f) for f in opts["link"]):
+        return opts
+    return dict(opts, sources=[*opts["sources"], str(Path(paths["include"]) / "pyshmem" / "nvshmem_mpi_bootstrap.cpp")])
 
 
 def find_nvcc():
@@ -240,7 +218,11 @@ def _nvcc_link_flag(flag):
 
 
 def gpu_commands(opts, tmp):
-    """The nvcc commands (a list of argv lists) that build `opts` for the GPU."""
+    """The nvcc build of `opts` for the GPU: ([steps of each source], the link phase's steps
+    or None), as cpu_commands. With -cubin/-fatbin/-ptx, one nvcc call that makes the module (the
+    device state defined in it: nvshmemx_cumodule_init fills it)."""
+    from pyshmem._cpu_build import Step
+
     nvcc = find_nvcc()
     if nvcc is None:
         raise UsageError("--gpu: nvcc not found (set NVCC or CUDA_HOME, or put nvcc on the PATH); build for the CPU "
@@ -251,8 +233,14 @@ def gpu_commands(opts, tmp):
     if re.fullmatch(r"-std=(c|gnu)\+\+(98|03|0x|11|1y|14)", std):
         std = "-std=c++17"  # pyshmem's headers need C++17 (nvcc's own default)
     host = ["-Xcompiler", ",".join(opts["host"])] if opts["host"] else []
-    includes = [f"-I{p['nvshmem']}", f"-I{p['include']}"]
-    cmds, objects = [], []
+    includes = [f"-I{p['nvshmem']}", f"-I{p['nvshmem_tree']}", f"-I{p['include']}"]
+    if opts["device_only"]:
+        if len(opts["sources"]) != 1:
+            raise UsageError(f"-{opts['device_only']} takes one source file")
+        out = opts["output"] or str(Path(opts["sources"][0]).with_suffix("." + opts["device_only"]).name)
+        return [[Step([nvcc, std, *opt, "-DPYSHMEM_GPU_PROGRAM=1", *includes, *opts["compile"], *host, *opts["device"],
+                       f"-{opts['device_only']}", opts["sources"][0], "-o", out])]], None
+    steps, objects = [], []
     common = [std, *opt, "-rdc=true", "-DPYSHMEM_GPU_PROGRAM=1", *includes, *opts["compile"], *host, *opts["device"]]
     for index, src in enumerate(opts["sources"]):
         if opts["compile_only"]:
@@ -262,19 +250,65 @@ def gpu_commands(opts, tmp):
         # The device state is declared in every source and defined once, at the link
         # (below): so objects compiled one at a time with -c link together.
         lang = common[1:] if src.endswith(".c") else common
-        cmds.append([nvcc, *lang, "-DPYSHMEM_DEVICE_STATE_EXTERN", "-c", src, "-o", obj])
+        steps.append([Step([nvcc, *lang, "-DPYSHMEM_DEVICE_STATE_EXTERN", "-c", src, "-o", obj])])
         objects.append(obj)
-    if not opts["compile_only"]:
-        state = Path(tmp) / "pyshmem_device_state.cu"
-        state.write_text("// pyshmem-nvcc --gpu: the program's one definition of pyshmem_d_state (its device state)\n"
-                         "#include <nvshmem.h>\n")
-        cmds.append([nvcc, *common, "-c", str(state), "-o", str(state.with_suffix(".o"))])
-        out = opts["output"] or "a.out"
-        link = [x for f in opts["link"] for x in _nvcc_link_flag(f)]
-        cmds.append([nvcc, *opt, "-rdc=true", *_link_device_flags(opts["device"]), *objects, str(state.with_suffix(".o")),
-                     *opts["objects"], "-o", out, *link, f"-L{p['lib']}", "-lpyshmem_core", "-Xcompiler", "-pthread",
-                     "-ldl"])
-    return cmds
+    if opts["compile_only"]:
+        return steps, None
+    # The link step's own unit: the one definition of the device state, and the
+    # host-callable NVSHMEM functions that host-only units (.cpp) call (their <nvshmem.h>
+    # only declares them; see host_api_unit). Made once the objects exist.
+    state = Path(tmp) / "pyshmem_device_state.cu"
+    inputs = [*objects, *opts["objects"]]
+    out = opts["output"] or "a.out"
+    link = [x for f in opts["link"] for x in _nvcc_link_flag(f)]
+    headers = [Path(p["nvshmem"]) / "nvshmem.h", Path(p["include"]) / "pyshmem" / "nvshmem_base.h"]
+    return steps, [Step(action=(lambda: host_api_unit(state, inputs, headers),
+                                f"write {state}: the device state and the NVSHMEM host functions the objects use")),
+                   Step([nvcc, *common, "-c", str(state), "-o", str(state.with_suffix(".o"))]),
+                   Step([nvcc, *opt, "-rdc=true", *_link_device_flags(opts["device"]), *objects,
+                         str(state.with_suffix(".o")), *opts["objects"], "-o", out, *link, f"-L{p['lib']}",
+                         "-lpyshmem_core", "-Xcompiler", "-pthread", "-ldl"])]
+
+
+_NM_SYMBOL = re.compile(r"^\s*(?:[0-9a-fA-F]+\s+)?([A-Za-z])\s+(.*)$")
+_NVSHMEM_FUNCTION = re.compile(r"(?:^|\s)(nvshmemx?_\w+)(<0>)?\(")
+
+
+def host_api_unit(path, objects, headers):
+    """Writes the link step's unit `path`: <nvshmem.h> (so the program's device state is
+    defined) and the address of every host-callable NVSHMEM function that some object
+    uses but none defines. A host-only unit (a .cpp: the host compiler builds it without
+    device code) declares those functions; the units nvcc builds define them inline, so
+    they exist only where used. Taking their addresses here makes this unit emit them
+    (weak, as every inline function), so the link finds them. Returns (status, output)."""
+    defined, wanted = set(), {}
+    for obj in objects:
+        try:
+            proc = subprocess.run(["nm", "-C", str(obj)], capture_output=True, text=True)
+        except OSError as e:
+            return 1, f"pyshmem-nvcc: nm (binutils) is needed to link with --gpu: {e}\n"
+        if proc.returncode != 0:
+            return 1, f"pyshmem-nvcc: nm {obj} failed: {proc.stderr}"
+        for line in proc.stdout.splitlines():
+            m = _NM_SYMBOL.match(line)
+            f = m and _NVSHMEM_FUNCTION.search(m.group(2))
+            if not f:
+                continue
+            if m.group(1) == "U":
+                wanted[f.group(1)] = f.group(2) or ""
+            elif m.group(1).isupper():  # a global definition (lowercase: local to its object)
+                defined.add(f.group(1))
+    text = "".join(h.read_text() for h in headers if h.is_file())
+    kept = [f"(void*)&{name}{inst}" for name, inst in sorted(wanted.items())
+            if name not in defined and re.search(rf"\b{name}\(", text)]
+    lines = ["// pyshmem-nvcc --gpu: the program's one definition of pyshmem_d_state (its device state), and",
+             "// the NVSHMEM host functions its host-only units call (see pyshmem/nvcc.py host_api_unit)",
+             "#include <nvshmem.h>"]
+    if kept:
+        lines += ["__attribute__((used)) static void* const pyshmem_host_api_kept[] = {",
+                  *[f"    {k}," for k in kept], "};"]
+    Path(path).write_text("\n".join(lines) + "\n")
+    return 0, ""
 
 
 def _link_device_flags(flags):
@@ -303,21 +337,29 @@ def gpu_present():
         return False
 
 
-def _run_compiles(cmds):
-    """Runs the compile commands, as many at once as there are CPUs; returns the first
-    nonzero exit status (0 when all succeed). Each compiler's messages go to stderr whole."""
+def _as_list(link):
+    """The link phase's steps (run in order once every source is built): None, one Step
+    (the CPU build), or a list (the GPU build makes its own unit from the objects first)."""
+    return [] if link is None else link if isinstance(link, list) else [link]
+
+
+def _run_steps(step_lists):
+    """Runs each source's steps in order, as many sources at once as there are CPUs;
+    returns the first nonzero exit status (0 when all succeed). Each step's messages go
+    to stderr whole."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def run(cmd):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        sys.stdout.write(proc.stdout)
-        sys.stderr.write(proc.stderr)
-        return proc.returncode
+    def run(steps):
+        for step in steps:
+            rc, text = step.run()
+            if text:
+                sys.stderr.write(text)
+            if rc != 0:
+                return rc
+        return 0
 
-    if len(cmds) == 1:
-        return subprocess.run(cmds[0]).returncode
-    with ThreadPoolExecutor(max_workers=max(1, min(len(cmds), os.cpu_count() or 1))) as pool:
-        return next((rc for rc in pool.map(run, cmds) if rc != 0), 0)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(step_lists), os.cpu_count() or 1))) as pool:
+        return next((rc for rc in pool.map(run, step_lists) if rc != 0), 0)
 
 
 def main(argv=None):
@@ -330,13 +372,13 @@ def main(argv=None):
         opts = parse(argv)
         target = opts["target"] or ("gpu" if find_nvcc() and gpu_present() else "cpu")
         with tempfile.TemporaryDirectory(prefix="pyshmem-nvcc-") as tmp:
-            cmds = gpu_commands(opts, tmp) if target == "gpu" else cpu_commands(opts, tmp)
+            opts = with_mpi_bootstrap(opts, _paths())
+            steps, link = gpu_commands(opts, tmp) if target == "gpu" else cpu_commands(opts, tmp)
             if opts["show"]:
-                for cmd in cmds:
-                    print(shlex.join(cmd))
+                for step in [s for source in steps for s in source] + _as_list(link):
+                    print(step.show())
                 return 0
-            compiles, link = (cmds, []) if opts["compile_only"] else (cmds[:-1], cmds[-1:])
-            return _run_compiles(compiles) or (subprocess.run(link[0]).returncode if link else 0)
+            return _run_steps(steps) or (_run_steps([_as_list(link)]) if link else 0)
     except (UsageError, FileNotFoundError, OSError) as e:
         print(f"pyshmem-nvcc: {e}", file=sys.stderr)
         return 2

@@ -35,7 +35,8 @@ __device__ T pyshmem_nb_cmp_value(const char* call, int64_t bits, int32_t is_sig
   if (!fits) pyshmem::detail::trap(call, "value does not fit the element type of ivars", -1);
   return static_cast<T>(bits);
 }"""
-_FLOAT_REDUCTIONS = tuple(f"{r}_reduce" for r, kind in REDUCE_OPS if kind != "bitwise")
+_FLOAT_REDUCTIONS = tuple(f"{r}_{form}" for r, kind in REDUCE_OPS if kind != "bitwise"
+                          for form in ("reduce", "reducescatter"))
 
 
 def type_tags(op_name):
@@ -178,6 +179,18 @@ def _shim_reduce(op, coop):
         t = TYPES[tag]
         out.append(f"{_D} void {symbol(op.name, tag, coop)}(int32_t team, {t}* d, const {t}* s, uint64_t nelems) "
                    f"{{ pyshmem::{op.name}{COOP_SUFFIX[coop]}(team, d, s, nelems); }}")
+    return out
+
+
+def _shim_reducescatter(op, coop):
+    out = []
+    for tag in type_tags(op.name):
+        t, n, sfx = TYPES[tag], op.name, COOP_SUFFIX[coop]
+        out.append(f"{_D} void {symbol(n, tag, coop)}(int32_t team, {t}* d, uint64_t dn, const {t}* s, uint64_t sn) {{\n"
+                   f"  const int size = pyshmem::team_n_pes(team);\n"
+                   f"  if (size > 0 && sn < dn * static_cast<uint64_t>(size)) pyshmem::detail::trap(\"{n}{sfx}\", "
+                   f"\"src is shorter than the team size times len(dest)\", size);\n"
+                   f"  pyshmem::{n}{sfx}(team, d, s, dn);\n}}")
     return out
 
 

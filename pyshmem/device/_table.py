@@ -43,6 +43,7 @@ LOWERINGS = {
     "broadcast": "a team, two arrays as bytes, a root",
     "gather": "a team, dest with its capacity in bytes, src in bytes (collect, fcollect, alltoall)",
     "reduce": "a team and two typed arrays, one shim per element type",
+    "reducescatter": "a team and two typed arrays with their lengths, one shim per element type",
     "amo": "a typed word and typed operands, one shim per element type",
 }
 
@@ -117,9 +118,9 @@ OPS = (
     Op("get", ("dest", "src", "pe"), None, True, "Copy src on pe into local dest.",
        c=C("rma", _RMA, "void", mem="getmem", stream=True), lowering="bytes"),
     Op("put_nbi", ("dest", "src", "pe"), None, True, "Non-blocking put; complete after quiet().",
-       c=C("rma", _RMA, "void", mem="putmem_nbi"), lowering="bytes"),
+       c=C("rma", _RMA, "void", mem="putmem_nbi", stream=True), lowering="bytes"),
     Op("get_nbi", ("dest", "src", "pe"), None, True, "Non-blocking get; complete after quiet().",
-       c=C("rma", _RMA, "void", mem="getmem_nbi"), lowering="bytes"),
+       c=C("rma", _RMA, "void", mem="getmem_nbi", stream=True), lowering="bytes"),
     Op("p", ("dest", "value", "pe"), None, False, "Store value into dest[0] on pe.",
        c=C("rma", "T* dest, T value, int pe", "void", stream=True), lowering="value_put"),
     Op("g", ("src", "pe"), "element", False, "Return src[0] on pe.",
@@ -214,6 +215,13 @@ OPS = (
        + (" (integer arrays)" if kind == "bitwise" else "") + ".",
        C("reduce_bit" if kind == "bitwise" else "reduce", "nvshmem_team_t team, T* dest, const T* source, size_t nreduce",
          "void", status=True, stream=True), lowering="reduce")
+    for r, kind in REDUCE_OPS
+) + tuple(
+    Op(f"{r}_reducescatter", ("team", "dest", "src"), None, True,
+       f"dest[i] = {r} over the members of their src[my team PE * len(dest) + i]; src holds len(dest) "
+       "elements per member" + (" (integer arrays)" if kind == "bitwise" else "") + "; dest and src must not overlap.",
+       C("reduce_bit" if kind == "bitwise" else "reduce", "nvshmem_team_t team, T* dest, const T* source, size_t nreduce",
+         "void", status=True, stream=True), lowering="reducescatter")
     for r, kind in REDUCE_OPS
 )
 

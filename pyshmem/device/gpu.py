@@ -408,8 +408,10 @@ def _make_gather(name, sym):
     return intrinsic(typer)
 
 
-def _make_reduce(name, op_name, coop):
-    """<op>_reduce(team, dest, src): typed; min(len(dest), len(src)) elements."""
+def _make_reduce(name, op_name, coop, scatter=False):
+    """<op>_reduce(team, dest, src): typed; min(len(dest), len(src)) elements. With
+    `scatter` (<op>_reducescatter): len(dest) elements, src holding len(dest) per member,
+    both lengths passed to the shim (which checks them)."""
 
     def typer(typingctx, team, dest, src):
         if not _team_arrays(name, team, dest, src):
@@ -421,9 +423,12 @@ def _make_reduce(name, op_name, coop):
         def codegen(context, builder, sig, args):
             d, dn, _ = _array(context, builder, sig.args[1], args[1])
             s, sn, _ = _array(context, builder, sig.args[2], args[2])
-            n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
-            builder.call(_fn(builder, sym, _VOID, [_I32, _I8P, _I8P, _I64]),
-                         [_i32(context, builder, sig.args[0], args[0]), d, s, n])
+            team_id = _i32(context, builder, sig.args[0], args[0])
+            if scatter:
+                builder.call(_fn(builder, sym, _VOID, [_I32, _I8P, _I64, _I8P, _I64]), [team_id, d, dn, s, sn])
+            else:
+                n = builder.select(builder.icmp_signed("<", dn, sn), dn, sn)
+                builder.call(_fn(builder, sym, _VOID, [_I32, _I8P, _I8P, _I64]), [team_id, d, s, n])
             return context.get_dummy_value()
 
         return sig, codegen
@@ -458,6 +463,7 @@ _FACTORIES = {
     "broadcast": lambda op, full, coop: _make_broadcast(full, _shims.symbol(op.name, coop=coop)),
     "gather": lambda op, full, coop: _make_gather(full, _shims.symbol(op.name, coop=coop)),
     "reduce": lambda op, full, coop: _make_reduce(full, op.name, coop),
+    "reducescatter": lambda op, full, coop: _make_reduce(full, op.name, coop, scatter=True),
     "amo": lambda op, full, coop: _make_typed(op),
 }
 

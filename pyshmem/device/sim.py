@@ -245,6 +245,42 @@ def _sim_reduce(op):
     return lambda team, dest, src: pyshmem.reduce(_arr(dest, "dest"), _arr(src, "src"), reduction, team=_team(team))
 
 
+# The NumPy combine of each reduction operator (REDUCE_OPS' names).
+_COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+            "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def _sim_reducescatter(op):
+    """dest = op over the team's members of their src block (my team PE): the device
+    API's algorithm with host calls (a team barrier, a get of each member's block, a
+    barrier before src may be reused), in team order as the device API combines."""
+    reduction = op.name[: -len("_reducescatter")]
+    combine = _COMBINE[reduction]
+    call = where("device." + op.name)
+
+    def reducescatter(team, dest, src):
+        d, s, t = _arr(dest, "dest"), _arr(src, "src"), _team(team)
+        n, size = d.size, t.n_pes()
+        if d.dtype != s.dtype:
+            raise ShmemTypeError(f"{call}: dest and src must have the same element type ({d.dtype} vs {s.dtype})")
+        if s.size < n * size:
+            raise InvalidArgumentError(f"{call}: src has {s.size} elements; it needs len(dest) * team size = "
+                                       f"{n * size}")
+        if np.shares_memory(d, s):
+            raise InvalidArgumentError(f"{call}: dest and src overlap; pass distinct arrays")
+        block = s.reshape(-1)[t.my_pe() * n:(t.my_pe() + 1) * n]
+        t.sync()
+        acc, part = np.empty_like(d.reshape(-1)), np.empty_like(d.reshape(-1))
+        for j in range(size):
+            pyshmem.get(acc if j == 0 else part, block, t.translate_pe(j))
+            if j:
+                combine(acc, part, out=acc)
+        t.sync()
+        d.reshape(-1)[:] = acc
+
+    return reducescatter
+
+
 def _team(team):
     from pyshmem.team import Team
 
@@ -315,6 +351,7 @@ _FACTORIES = {
     "value_put": _sim_value_put, "value_get": _sim_value_get, "strided": _sim_strided,
     "signal_put": _sim_signal_put, "signal": _sim_one_word, "wait": _sim_one_word, "amo": _sim_one_word,
     "team_query": _sim_team_query, "broadcast": _sim_broadcast, "gather": _sim_gather, "reduce": _sim_reduce,
+    "reducescatter": _sim_reducescatter,
 }
 
 

@@ -415,8 +415,11 @@ static void test_device(int expected) {
   CHECK_EQ(cudaFuncGetAttributes(&fa, some_kernel), cudaSuccess);
   CHECK_EQ(fa.maxThreadsPerBlock, 1024);
   int blocks = -1;
-  CHECK_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, some_kernel, 256, 0), cudaSuccess);
+  // Small blocks: as many as a multiprocessor holds; larger ones: as many as its threads.
+  CHECK_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, some_kernel, 32, 0), cudaSuccess);
   CHECK_EQ(blocks, p.maxBlocksPerMultiProcessor);
+  CHECK_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, some_kernel, 256, 0), cudaSuccess);
+  CHECK_EQ(blocks, p.maxThreadsPerMultiProcessor / 256);
   CHECK_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, some_kernel, 2048, 0), cudaSuccess);
   CHECK_EQ(blocks, 0);
   cudaGetLastError();

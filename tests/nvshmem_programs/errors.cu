@@ -43,10 +43,17 @@ int main() {
   check("an interprocess event is cudaErrorNotSupported",
         cudaEventCreateWithFlags(&e, cudaEventInterprocess | cudaEventDisableTiming) == cudaErrorNotSupported);
   check("cudaFree of a pointer not from cudaMalloc is cudaErrorInvalidValue", cudaFree(host) == cudaErrorInvalidValue);
-  check("nvshmemx_buffer_register is refused", nvshmemx_buffer_register(host, sizeof host) != 0);
-  nvshmemx_init_attr_t attr = {};
-  check("nvshmemx_init_attr with a unique id is refused",
-        nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) == NVSHMEMX_ERROR_NOT_SUPPORTED);
+  check("nvshmemx_buffer_unregister of a buffer never registered is an error", nvshmemx_buffer_unregister(host) != 0);
+  nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+  check("nvshmemx_init_attr with a unique id but no id set is an invalid value",
+        nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) == NVSHMEMX_ERROR_INVALID_VALUE);
+  nvshmemx_uniqueid_t forged = NVSHMEMX_UNIQUEID_INITIALIZER;
+  check("an id nvshmemx_get_uniqueid did not make is refused",
+        nvshmemx_set_attr_uniqueid_args(0, 2, &forged, &attr) == 0 &&
+            nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) == NVSHMEMX_ERROR_INVALID_VALUE);
+  check("a rank out of range is refused", nvshmemx_set_attr_uniqueid_args(2, 2, &forged, &attr) != 0);
+  check("joining an OpenSHMEM runtime is not supported",
+        nvshmemx_init_attr(NVSHMEMX_INIT_WITH_SHMEM, &attr) == NVSHMEMX_ERROR_NOT_SUPPORTED);
 
   cudaGetLastError();  // clears the errors above
   check("a faulty kernel's launch itself succeeds",

@@ -4,8 +4,10 @@
 With no GPU here these check what can be checked without one: every test program,
 example and benchmark compiles and links; a program built so ends cleanly with the
 reason when there is no GPU, and with the fake CUDA driver gets through pyshmem's GPU heap
-to the CUDA runtime's first call; host code that calls a device-only NVSHMEM function
-fails to compile naming it; several sources share one device state; the command lines.
+to the CUDA runtime's first call; host code calls NVSHMEM's RMA, atomics, waits and
+collectives (their host forms), also from a .cpp the host compiler builds, and a
+device-only function (a _block variant) fails to compile naming it; several sources
+share one device state; the command lines.
 tests/gpu/test_nvshmem_programs_gpu.py runs the same programs on a GPU."""
 
 import os
@@ -19,7 +21,12 @@ from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
 from test_nvshmem_programs import PROGRAMS, nvcc_cpu as nvcc
 
 # Every NVSHMEM-style source of the repository: (name, source).
-SOURCES = [(p.stem, p) for p in sorted(PROGRAMS.glob("*.cu"))] + [
+# Not here: mpi_comm_init.cu needs MPI's flags (test_nvshmem_compat.py builds it with
+# them), and cuda_compat.cu checks the CPU build's own CUDA subset (what its NVML and
+# driver answer for the CPU "device"; on a GPU NVIDIA's answer).
+CPU_ONLY = {"mpi_comm_init", "cuda_compat"}
+MODULES = {"module_kernels"}
+SOURCES = [(p.stem, p) for p in sorted(PROGRAMS.glob("*.cu")) if p.stem not in CPU_ONLY] + [
     ("alltoall", REPO / "examples" / "nvshmem" / "alltoall.cu"),
     ("nvshmem_put_perf", REPO / "benchmarks" / "nvshmem_put_perf.cu")]
 
@@ -36,10 +43,19 @@ def built(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     out = tmp_path_factory.mktemp("nvshmem_gpu_programs")
+    # Programs that call the driver API link libcuda; without NVIDIA's driver here, a
+    # stand-in made from <cuda.h> (scripts/nvshmem_suite.py's, as the toolkit's stubs).
+    sys.path.insert(0, str(REPO / "scripts"))
+    from nvshmem_suite import driver_stub
+
+    stub = driver_stub(out)
+    driver = ([f"-L{stub}"] if stub else []) + ["-lcuda"]
 
     def build(job):
         name, source = job
-        return name, nvcc("--gpu", source, "-o", out / name, "-arch=sm_90", "-O2")
+        if name in MODULES:  # kernels only, for cuModuleLoad (module_host.cu loads them)
+            return name, nvcc("--gpu", "-cubin", source, "-o", out / name, "-arch=sm_90", "-O2")
+        return name, nvcc("--gpu", source, "-o", out / name, "-arch=sm_90", "-O2", *driver)
 
     with ThreadPoolExecutor(max_workers=2) as pool:  # one nvcc per core
         results = dict(pool.map(build, SOURCES))
@@ -51,7 +67,7 @@ def test_program_compiles_and_links_for_sm_90(built, name):
     out, results = built
     proc = results[name]
     assert proc.returncode == 0, f"pyshmem-nvcc --gpu failed for {name}:\n{proc.stdout}{proc.stderr}"
-    assert (out / name).is_file() and os.access(out / name, os.X_OK)
+    assert (out / name).is_file() and (name in MODULES or os.access(out / name, os.X_OK))
     assert "warning" not in proc.stderr, proc.stderr
 
 
@@ -111,19 +127,79 @@ def test_gpu_heap_c_api_under_the_launcher(fake_driver, c_api_program, mode):
 
 
 def test_host_code_calling_a_device_only_function_fails_to_compile(tmp_path):
-    """In a GPU program's host code nvshmem_int_p cannot reach the GPU heap: the build
-    fails naming the call (never a run-time write to the wrong memory)."""
+    """A block-cooperative variant has no meaning in host code: the build fails naming
+    the call (never a run-time write to the wrong memory)."""
     reason = _nvcc_missing()
     if reason:
         pytest.skip(reason)
     src = tmp_path / "hostput.cu"
     src.write_text("#include <nvshmem.h>\nint main() {\n  nvshmem_init();\n"
-                   "  int* x = static_cast<int*>(nvshmem_malloc(4));\n  nvshmem_int_p(x, 1, 0);\n"
+                   "  int* x = static_cast<int*>(nvshmem_malloc(4));\n  nvshmemx_int_put_block(x, x, 1, 0);\n"
                    "  nvshmem_finalize();\n}\n")
     proc = nvcc("--gpu", src, "-o", tmp_path / "hostput")
     assert proc.returncode != 0
-    assert 'calling a __device__ function("nvshmem_int_p' in proc.stderr, proc.stderr
+    assert 'calling a __device__ function("nvshmemx_int_put_block' in proc.stderr, proc.stderr
     assert "hostput.cu(5)" in proc.stderr, proc.stderr
+
+
+def _undefined(obj):
+    return subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True).stdout
+
+
+def test_host_calls_compile_to_the_gpu_heap_host_forms(tmp_path):
+    """nvshmem_int_p, an atomic, a wait and a reduction from host code: copies through
+    pyshmem_gpu_put, a kernel for the atomic (after pyshmem_gpu_atomics_check), a poll
+    (pyshmem_gpu_wait_until) and a kernel for the reduction."""
+    reason = _nvcc_missing()
+    if reason:
+        pytest.skip(reason)
+    src = tmp_path / "hostcalls.cu"
+    src.write_text("#include <nvshmem.h>\nint main() {\n  nvshmem_init();\n"
+                   "  int* x = static_cast<int*>(nvshmem_calloc(2, sizeof(int)));\n"
+                   "  nvshmem_int_p(x, 1, 0);\n  int old = nvshmem_int_atomic_fetch_add(x, 1, 0);\n"
+                   "  nvshmem_int_wait_until(x, NVSHMEM_CMP_GE, 2);\n"
+                   "  nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, x + 1, x, 1);\n"
+                   "  nvshmem_free(x);\n  nvshmem_finalize();\n  return old;\n}\n")
+    proc = nvcc("--gpu", "-c", src, "-o", tmp_path / "hostcalls.o", "-arch=sm_90")
+    assert proc.returncode == 0, proc.stderr
+    undefined = _undefined(tmp_path / "hostcalls.o")
+    for symbol in ("pyshmem_gpu_put", "pyshmem_gpu_atomics_check", "pyshmem_gpu_wait_until", "cudaStreamSynchronize"):
+        assert symbol in undefined, undefined
+
+
+def test_a_host_only_source_calls_nvshmem_and_links(tmp_path):
+    """A .cpp (nvcc hands it to the host compiler, no device code) that includes
+    <nvshmem.h> and calls the host API, the _on_stream forms, host RMA, an atomic and a
+    reduction, linked with a .cu holding a kernel: the link step defines what the .cpp
+    uses (NVIDIA's host perftest is written so)."""
+    reason = _nvcc_missing()
+    if reason:
+        pytest.skip(reason)
+    (tmp_path / "host_side.cpp").write_text(
+        "#include <nvshmem.h>\n#include <nvshmemx.h>\nint host_side(cudaStream_t s) {\n"
+        "  int me = nvshmem_my_pe(), npes = nvshmem_n_pes();\n"
+        "  int* buf = static_cast<int*>(nvshmem_malloc(64 * sizeof(int)));\n  int local[64] = {0};\n"
+        "  nvshmem_int_put(buf, local, 64, (me + 1) % npes);\n"
+        "  nvshmemx_int_put_on_stream(buf, buf, 8, (me + 1) % npes, s);\n  nvshmemx_quiet_on_stream(s);\n"
+        "  nvshmemx_barrier_all_on_stream(s);\n  nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, buf, buf + 8, 8);\n"
+        "  long long x = nvshmem_longlong_atomic_fetch_add(reinterpret_cast<long long*>(buf), 1, 0);\n"
+        "  nvshmem_barrier_all();\n  nvshmem_free(buf);\n  return static_cast<int>(x);\n}\n")
+    (tmp_path / "main.cu").write_text(
+        "#include <nvshmem.h>\nint host_side(cudaStream_t s);\n"
+        "__global__ void k(int* p) { nvshmem_int_p(p, 1, 0); }\n"
+        "int main() {\n  nvshmem_init();\n  int r = host_side(0);\n"
+        "  int* p = static_cast<int*>(nvshmem_malloc(4));\n  k<<<1, 1>>>(p);\n  cudaDeviceSynchronize();\n"
+        "  nvshmem_free(p);\n  nvshmem_finalize();\n  return r;\n}\n")
+    proc = nvcc("--gpu", "main.cu", "host_side.cpp", "-o", "prog", "-arch=sm_90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "prog").is_file()
+    # Compiled on its own, the .cpp declares what it calls and defines none of it.
+    proc = nvcc("--gpu", "-c", "host_side.cpp", "-o", "host_side.o", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    undefined = subprocess.run(["nm", "-C", "-u", str(tmp_path / "host_side.o")], capture_output=True, text=True).stdout
+    for name in ("nvshmem_int_put(", "nvshmemx_int_put_on_stream<0>(", "nvshmem_int_sum_reduce(",
+                 "nvshmem_longlong_atomic_fetch_add(", "nvshmem_my_pe("):
+        assert name in undefined, undefined
 
 
 def test_two_sources_share_one_device_state(tmp_path):
@@ -149,7 +225,7 @@ def test_two_sources_share_one_device_state(tmp_path):
     assert (tmp_path / "ab").is_file()
     show = nvcc("--gpu", "--show", "a.cu", "b.cu", "-o", "ab", cwd=tmp_path).stdout.splitlines()
     assert all("-DPYSHMEM_DEVICE_STATE_EXTERN" in line for line in show[:2])
-    assert "pyshmem_device_state.cu" in show[2] and "-DPYSHMEM_DEVICE_STATE_EXTERN" not in show[2]
+    assert "pyshmem_device_state.cu" in show[3] and "-DPYSHMEM_DEVICE_STATE_EXTERN" not in show[3]
 
 
 def test_gpu_command_lines(tmp_path):
@@ -160,7 +236,8 @@ def test_gpu_command_lines(tmp_path):
                 "-Wall", "-Xcompiler", "-fopenmp", "-Xlinker", "-rpath,/opt/x", "-lnvshmem_host", "-lnvshmem_device",
                 "-lm", "-rdc=false", "-lineinfo")
     assert proc.returncode == 0, proc.stderr
-    compile_line, state_line, link_line = proc.stdout.strip().splitlines()
+    compile_line, write_line, state_line, link_line = proc.stdout.strip().splitlines()
+    assert write_line.startswith("# pyshmem-nvcc: write ") and "the NVSHMEM host functions the objects use" in write_line
     assert "pyshmem_device_state.cu" in state_line and " -arch=sm_90 " in state_line
     for flag in ("-arch=sm_90", "-O3", "-DFOO=1", "-rdc=true", "-DPYSHMEM_GPU_PROGRAM=1", "-lineinfo", "-std=c++17"):
         assert f" {flag} " in compile_line, compile_line

@@ -14,17 +14,12 @@
 namespace pyshmem {
 namespace cpu {
 
-// blockIdx, gridDim and blockDim: per block = per OS thread.
-struct Coords {
-  uint3 block_idx{0, 0, 0};
-  dim3 block_dim{1, 1, 1};
-  dim3 grid_dim{1, 1, 1};
-};
-inline thread_local Coords coords;
+// blockIdx, gridDim and blockDim (the global built-ins, pyshmem/cpu_fibers.h): per block
+// = per OS thread.
 inline void set_coords(const unsigned* c) {
-  coords.block_idx = uint3{c[0], c[1], c[2]};
-  coords.grid_dim = dim3(c[3], c[4], c[5]);
-  coords.block_dim = dim3(c[6], c[7], c[8]);
+  ::blockIdx = uint3{c[0], c[1], c[2]};
+  ::gridDim = dim3(c[3], c[4], c[5]);
+  ::blockDim = dim3(c[6], c[7], c[8]);
 }
 
 // The launch's dynamic shared memory (extern __shared__), per block = per OS thread.

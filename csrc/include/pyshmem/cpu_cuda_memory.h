@@ -219,6 +219,16 @@ inline void register_device_range(const void* base, size_t bytes) {
   const uintptr_t lo = reinterpret_cast<uintptr_t>(base);
   state().device_ranges.emplace_back(lo, lo + bytes);
 }
+// Forgets the device range that starts at `base` (cuMemUnmap of a mapping).
+inline void unregister_device_range(const void* base) {
+  std::lock_guard<std::mutex> lk(state().mu);
+  auto& v = state().device_ranges;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].first == reinterpret_cast<uintptr_t>(base)) {
+      v.erase(v.begin() + static_cast<long>(i));
+      return;
+    }
+}
 // Where a pointer points, as CUDA's copies tell: memory of cudaMalloc (or managed) or a
 // registered device range; page-locked host memory (cudaMallocHost, cudaHostAlloc); or
 // pageable host memory (anything else: the stack, malloc, new, globals).
@@ -250,6 +260,14 @@ inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cud
   if (cudaError_t e = rt::check_copy(dst, src, count, kind, "cudaMemcpyAsync")) return e;
   const rt::Where to = rt::where(dst), from = rt::where(src);
   const bool to_host = to != rt::Where::device, from_host = from != rt::Where::device;
+  if (to == rt::Where::pageable || from == rt::Where::pageable) {
+    std::lock_guard<std::mutex> lk(rt::state().mu);
+    auto s = rt::find_stream(stream);
+    if (s && s->capture)
+      return rt::refuse_in_capture({s->capture}, cudaErrorStreamCaptureUnsupported, "cudaMemcpyAsync",
+                                   "a copy to or from pageable host memory cannot be captured (use cudaMallocHost "
+                                   "memory); the capture is invalidated");
+  }
   if ((to == rt::Where::pageable && !from_host) || (to_host && from_host)) {
     if (cudaError_t e = rt::stream_enqueue(stream, "cudaMemcpyAsync", [=] {
           memmove(dst, src, count);

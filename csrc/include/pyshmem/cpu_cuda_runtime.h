@@ -58,6 +58,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -75,7 +76,7 @@
 // Tells a program (and tests) that it is built against this CPU runtime.
 #define PYSHMEM_CPU_CUDA_RUNTIME 1
 // The runtime API level whose semantics this subset follows.
-#define CUDART_VERSION 12000
+#define CUDART_VERSION 12040
 #ifndef CUDARTAPI
 #define CUDARTAPI
 #endif
@@ -113,6 +114,15 @@
   X(cudaErrorCooperativeLaunchTooLarge, 720, "too many blocks for a cooperative launch") \
   X(cudaErrorNotPermitted, 800, "operation not permitted")                              \
   X(cudaErrorNotSupported, 801, "operation not supported by pyshmem's CPU runtime")     \
+  X(cudaErrorStreamCaptureUnsupported, 900, "operation not permitted when stream is capturing") \
+  X(cudaErrorStreamCaptureInvalidated, 901, "the capture was invalidated by an earlier error") \
+  X(cudaErrorStreamCaptureMerge, 902, "two captures would be merged")                  \
+  X(cudaErrorStreamCaptureUnmatched, 903, "the capture was not begun on this stream")  \
+  X(cudaErrorStreamCaptureUnjoined, 904, "a forked stream did not join the capture back") \
+  X(cudaErrorStreamCaptureIsolation, 905, "a dependency on work outside the capture")  \
+  X(cudaErrorStreamCaptureImplicit, 906, "an implicit dependency on the legacy stream") \
+  X(cudaErrorCapturedEvent, 907, "not permitted on an event recorded in a capture")    \
+  X(cudaErrorStreamCaptureWrongThread, 908, "the capture was begun in another thread") \
   X(cudaErrorTimeout, 909, "wait timed out")                                            \
   X(cudaErrorUnknown, 999, "unknown error")
 
@@ -170,9 +180,15 @@ enum cudaMemoryType {
 #define cudaCpuDeviceId ((int)-1)
 #define cudaInvalidDeviceId ((int)-2)
 
+struct CUuuid_st {
+  char bytes[16];
+};
+typedef struct CUuuid_st cudaUUID_t;
+
 // The fields of CUDA's struct that this runtime fills (CUDA's names and types).
 struct cudaDeviceProp {
   char name[256];
+  cudaUUID_t uuid;
   size_t totalGlobalMem;
   size_t sharedMemPerBlock;
   int regsPerBlock;
@@ -247,22 +263,63 @@ enum cudaDeviceAttr {
   cudaDevAttrMaxSharedMemoryPerBlock = 8,
   cudaDevAttrTotalConstantMemory = 9,
   cudaDevAttrWarpSize = 10,
+  cudaDevAttrMaxPitch = 11,
   cudaDevAttrMaxRegistersPerBlock = 12,
   cudaDevAttrClockRate = 13,
+  cudaDevAttrTextureAlignment = 14,
+  cudaDevAttrGpuOverlap = 15,
   cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrKernelExecTimeout = 17,
+  cudaDevAttrIntegrated = 18,
+  cudaDevAttrCanMapHostMemory = 19,
+  cudaDevAttrComputeMode = 20,
   cudaDevAttrConcurrentKernels = 31,
+  cudaDevAttrEccEnabled = 32,
   cudaDevAttrPciBusId = 33,
   cudaDevAttrPciDeviceId = 34,
+  cudaDevAttrTccDriver = 35,
+  cudaDevAttrMemoryClockRate = 36,
+  cudaDevAttrGlobalMemoryBusWidth = 37,
   cudaDevAttrL2CacheSize = 38,
   cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrAsyncEngineCount = 40,
   cudaDevAttrUnifiedAddressing = 41,
+  cudaDevAttrPciDomainId = 50,
   cudaDevAttrComputeCapabilityMajor = 75,
   cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrStreamPrioritiesSupported = 78,
+  cudaDevAttrGlobalL1CacheSupported = 79,
+  cudaDevAttrLocalL1CacheSupported = 80,
   cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+  cudaDevAttrMaxRegistersPerMultiprocessor = 82,
   cudaDevAttrManagedMemory = 83,
+  cudaDevAttrIsMultiGpuBoard = 84,
+  cudaDevAttrMultiGpuBoardGroupID = 85,
+  cudaDevAttrHostNativeAtomicSupported = 86,
+  cudaDevAttrPageableMemoryAccess = 88,
+  cudaDevAttrConcurrentManagedAccess = 89,
+  cudaDevAttrComputePreemptionSupported = 90,
+  cudaDevAttrCanUseHostPointerForRegisteredMem = 91,
   cudaDevAttrCooperativeLaunch = 95,
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
-  cudaDevAttrMaxBlocksPerMultiprocessor = 106
+  cudaDevAttrCanFlushRemoteWrites = 98,
+  cudaDevAttrHostRegisterSupported = 99,
+  cudaDevAttrPageableMemoryAccessUsesHostPageTables = 100,
+  cudaDevAttrDirectManagedMemAccessFromHost = 101,
+  // 102 and 103 have driver names only (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_
+  // SUPPORTED, ..._HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED); both are answered.
+  cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+  cudaDevAttrReservedSharedMemoryPerBlock = 111,
+  cudaDevAttrMemoryPoolsSupported = 115,
+  cudaDevAttrGPUDirectRDMASupported = 116,
+  cudaDevAttrGPUDirectRDMAFlushWritesOptions = 117,
+  cudaDevAttrGPUDirectRDMAWritesOrdering = 118,
+  cudaDevAttrClusterLaunch = 120,
+  cudaDevAttrIpcEventSupport = 125,
+  cudaDevAttrNumaConfig = 130,
+  cudaDevAttrNumaId = 131,
+  cudaDevAttrMpsEnabled = 133,
+  cudaDevAttrHostNumaId = 134
 };
 
 // ---- Errors ---------------------------------------------------------------------------
@@ -311,8 +368,12 @@ struct State {
   // nvshmem_init): [lo, hi) ranges, so copies tell it from pageable host memory.
   std::vector<std::pair<uintptr_t, uintptr_t>> device_ranges;
 };
+// Set by the first runtime call that needs the runtime's state or a device: CUDA's
+// runtime initialises the driver then, so the driver API (pyshmem/cpu_cuda_driver.h)
+// works without cuInit from that point on.
+inline std::atomic<bool> g_runtime_used{false};
 inline State& state() {
-  static State* s = new State;
+  static State* s = (g_runtime_used.store(true, std::memory_order_release), new State);
   return *s;
 }
 

@@ -17,6 +17,14 @@
 // condition variable, notified whenever any item completes: nothing busy-spins.
 #pragma once
 
+namespace pyshmem {
+namespace cpu {
+namespace rt {
+struct Capture;  // pyshmem/cpu_cuda_graphs.h
+}  // namespace rt
+}  // namespace cpu
+}  // namespace pyshmem
+
 // The state behind a cudaStream_t (CUDA's opaque handle type).
 struct CUstream_st {
   unsigned flags = 0;
@@ -33,6 +41,10 @@ struct CUstream_st {
     std::string call;
   };
   std::deque<Item> queue;
+  // While it captures (cudaStreamBeginCapture): the capture, and the graph nodes its next
+  // captured work depends on.
+  std::shared_ptr<pyshmem::cpu::rt::Capture> capture;
+  std::vector<size_t> capture_tails;
 };
 
 // The state behind a cudaEvent_t: its last record = (stream, sequence number).
@@ -41,6 +53,9 @@ struct CUevent_st {
   std::shared_ptr<CUstream_st> stream;  // null until first recorded
   uint64_t seq = 0;
   std::shared_ptr<std::chrono::steady_clock::time_point> when;  // written by the record item
+  // Recorded in a capturing stream: the capture and the nodes the record follows.
+  std::shared_ptr<pyshmem::cpu::rt::Capture> capture;
+  std::vector<size_t> capture_tails;
 };
 
 namespace pyshmem {
@@ -162,6 +177,16 @@ inline uint64_t enqueue_locked(const std::shared_ptr<CUstream_st>& s, const char
   return seq;
 }
 
+}  // namespace rt
+}  // namespace cpu
+}  // namespace pyshmem
+
+#include "pyshmem/cpu_cuda_graphs.h"
+
+namespace pyshmem {
+namespace cpu {
+namespace rt {
+
 /// Enqueues `work` on `stream` in CUDA's order (the stream's own order and the
 /// default-stream rules above) and returns at once: cudaSuccess,
 /// cudaErrorInvalidResourceHandle for a destroyed or unknown stream, or the sticky
@@ -173,6 +198,8 @@ inline cudaError_t stream_enqueue(cudaStream_t stream, const char* call, std::fu
   if (st.sticky != cudaSuccess) return record_error(st.sticky, call, nullptr);
   auto s = find_stream(stream);
   if (!s) return record_error(cudaErrorInvalidResourceHandle, call, "the stream was destroyed or never created");
+  cudaError_t captured;
+  if (divert_to_capture(*s, call, work, &captured)) return captured;
   enqueue_locked(s, call, std::move(work));
   return cudaSuccess;
 }
@@ -190,6 +217,7 @@ inline cudaError_t run_sync(const char* call, std::function<void()> fn) {
   State& st = state();
   std::unique_lock<std::mutex> lk(st.mu);
   if (st.sticky != cudaSuccess) return record_error(st.sticky, call, nullptr);
+  if (cudaError_t e = check_sync_allowed(call)) return e;
   auto L = streams().legacy;
   if (!busy(*L) && implicit_deps(*L).empty()) {
     const uint64_t seq = ++L->enqueued;  // holds later stream-0 and blocking-stream work back
@@ -268,6 +296,10 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   std::unique_lock<std::mutex> lk(rt::state().mu);
   auto s = rt::find_stream(stream);
   if (!s) return rt::record_error(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize", "unknown stream");
+  if (s->capture)
+    return rt::refuse_in_capture({s->capture}, cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize",
+                                 "the stream is capturing; its work runs when the graph is launched (the capture is "
+                                 "invalidated)");
   return rt::wait_targets(lk, rt::sync_targets(s), "cudaStreamSynchronize");
 }
 
@@ -279,6 +311,9 @@ inline cudaError_t cudaStreamQuery(cudaStream_t stream) {
   std::lock_guard<std::mutex> lk(rt::state().mu);
   auto s = rt::find_stream(stream);
   if (!s) return rt::record_error(cudaErrorInvalidResourceHandle, "cudaStreamQuery", "unknown stream");
+  if (s->capture)
+    return rt::refuse_in_capture({s->capture}, cudaErrorStreamCaptureUnsupported, "cudaStreamQuery",
+                                 "the stream is capturing (the capture is invalidated)");
   if (rt::state().sticky != cudaSuccess) return rt::record_error(rt::state().sticky, "cudaStreamQuery", nullptr);
   return rt::reached(rt::sync_targets(s)) ? cudaSuccess : cudaErrorNotReady;
 }
@@ -359,6 +394,12 @@ inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0) {
   auto s = rt::find_stream(stream);
   if (!s) return rt::record_error(cudaErrorInvalidResourceHandle, call, "unknown stream");
   if (rt::state().sticky != cudaSuccess) return rt::record_error(rt::state().sticky, call, nullptr);
+  if (s->capture) {  // a record inside the capture: other streams may wait for it (fork, join)
+    e->capture = s->capture;
+    e->capture_tails = s->capture_tails;
+    return cudaSuccess;
+  }
+  e->capture.reset();
   auto when = std::make_shared<std::chrono::steady_clock::time_point>();
   e->seq = rt::enqueue_locked(s, call, [when] {
     *when = std::chrono::steady_clock::now();
@@ -375,6 +416,9 @@ inline cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   std::unique_lock<std::mutex> lk(rt::state().mu);
   auto e = rt::find_event(event);
   if (!e) return rt::record_error(cudaErrorInvalidResourceHandle, "cudaEventSynchronize", "unknown event");
+  if (e->capture)
+    return rt::record_error(cudaErrorCapturedEvent, "cudaEventSynchronize",
+                            "the event was last recorded in a capturing stream (it completes in graph launches)");
   if (!e->stream) return rt::record_error(rt::state().sticky, "cudaEventSynchronize", nullptr);
   return rt::wait_targets(lk, {{e->stream, e->seq}}, "cudaEventSynchronize");
 }
@@ -386,6 +430,9 @@ inline cudaError_t cudaEventQuery(cudaEvent_t event) {
   std::lock_guard<std::mutex> lk(rt::state().mu);
   auto e = rt::find_event(event);
   if (!e) return rt::record_error(cudaErrorInvalidResourceHandle, "cudaEventQuery", "unknown event");
+  if (e->capture)
+    return rt::record_error(cudaErrorCapturedEvent, "cudaEventQuery",
+                            "the event was last recorded in a capturing stream (it completes in graph launches)");
   if (rt::state().sticky != cudaSuccess) return rt::record_error(rt::state().sticky, "cudaEventQuery", nullptr);
   return !e->stream || e->stream->completed >= e->seq ? cudaSuccess : cudaErrorNotReady;
 }
@@ -432,7 +479,28 @@ inline cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, u
   if (flags & ~static_cast<unsigned>(cudaEventWaitExternal))
     return rt::record_error(cudaErrorInvalidValue, call, "unknown flags");
   if (rt::state().sticky != cudaSuccess) return rt::record_error(rt::state().sticky, call, nullptr);
+  if (e->capture) {  // recorded in a capture: s forks into it, or joins what the event follows
+    auto& active = rt::captures();
+    if (std::find(active.begin(), active.end(), e->capture) == active.end())
+      return rt::record_error(cudaErrorCapturedEvent, call, "the event was recorded in a capture that has ended");
+    if (s->capture && s->capture != e->capture)
+      return rt::refuse_in_capture({s->capture, e->capture}, cudaErrorStreamCaptureMerge, call,
+                                   "the stream and the event belong to different captures");
+    if (!s->capture) {
+      s->capture = e->capture;
+      s->capture_tails.clear();
+      e->capture->members.push_back(s);
+    }
+    for (size_t t : e->capture_tails)
+      if (std::find(s->capture_tails.begin(), s->capture_tails.end(), t) == s->capture_tails.end())
+        s->capture_tails.push_back(t);
+    return cudaSuccess;
+  }
   if (!e->stream || e->stream->completed >= e->seq) return cudaSuccess;
+  if (s->capture)
+    return rt::refuse_in_capture({s->capture}, cudaErrorStreamCaptureIsolation, call,
+                                 "a capturing stream cannot wait for work outside the capture (the capture is "
+                                 "invalidated)");
   // A no-op item that depends on the record; the stream's later items follow it.
   rt::enqueue_locked(s, call, [] { return cudaSuccess; }, {{e->stream, e->seq}});
   return cudaSuccess;
@@ -443,6 +511,7 @@ inline cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, u
 inline cudaError_t cudaDeviceSynchronize(void) {
   namespace rt = pyshmem::cpu::rt;
   std::unique_lock<std::mutex> lk(rt::state().mu);
+  if (cudaError_t e = rt::check_sync_allowed("cudaDeviceSynchronize")) return e;
   std::vector<rt::Target> ts{{rt::streams().legacy, rt::streams().legacy->enqueued}};
   for (auto& s : rt::streams().live) ts.emplace_back(s, s->enqueued);
   return rt::wait_targets(lk, ts, "cudaDeviceSynchronize");

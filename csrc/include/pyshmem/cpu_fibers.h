@@ -89,6 +89,15 @@ struct dim3 {
   constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
 };
 
+// CUDA's built-in variables, as variables of the global namespace (as CUDA declares
+// them), so host code may declare its own `dim3 gridDim(...)` in a function. blockIdx,
+// blockDim and gridDim are set when a block starts on its OS thread; threadIdx whenever
+// that thread switches to another CUDA thread (a fiber), so it reads the running one's.
+inline thread_local uint3 threadIdx{0, 0, 0};
+inline thread_local uint3 blockIdx{0, 0, 0};
+inline thread_local dim3 blockDim{1, 1, 1};
+inline thread_local dim3 gridDim{1, 1, 1};
+
 namespace pyshmem {
 namespace cpu {
 
@@ -223,6 +232,7 @@ inline void switch_to(Block* b, Fiber* from, Fiber* to) {
   ++b->switches;  // first: a preemption tick that sees the count change leaves it alone
   std::atomic_signal_fence(std::memory_order_seq_cst);
   b->cur = to;
+  if (to) ::threadIdx = to->tid;
   if (from) from->atomics = 0;
 #if defined(PYSHMEM_CPU_FIBERS_UCONTEXT)
   static thread_local ucontext_t dead;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pyshmem/cpu_block.h"
+#include "pyshmem/cpu_cuda_runtime.h"  // the residency limits the occupancy answers use
 
 namespace pyshmem {
 namespace cpu {
@@ -69,6 +70,13 @@ inline std::string schedule_setting(uint32_t* kind, uint64_t* seed) {
   return std::string("PYSHMEM_CPU_SCHEDULE=") + text + " is not 'fixed' or 'random:SEED' (SEED below 2**64)";
 }
 
+// Whether a grid is too large for all its blocks to be resident at once (a cooperative
+// launch of it is cudaErrorCooperativeLaunchTooLarge).
+inline bool too_large_for_residency(dim3 grid, dim3 block) {
+  const uint64_t blocks = uint64_t(grid.x) * grid.y * grid.z, threads = uint64_t(block.x) * block.y * block.z;
+  return blocks > kMaxGridBlocks || blocks * threads > static_cast<uint64_t>(rt::kMaxResidentThreads);
+}
+
 // Checks a launch's shape as CUDA does; returns "" or why it cannot launch.
 inline std::string check_launch_shape(const char* kernel, dim3 grid, dim3 block, bool cooperative) {
   char why[320];
@@ -80,6 +88,13 @@ inline std::string check_launch_shape(const char* kernel, dim3 grid, dim3 block,
   } else if (threads > 1024 || block.z > 64) {
     snprintf(why, sizeof why, "kernel %s: a block of (%u,%u,%u) threads; at most 1024 threads, z at most 64", kernel,
              block.x, block.y, block.z);
+  } else if (cooperative && blocks * threads > static_cast<uint64_t>(rt::kMaxResidentThreads)) {
+    snprintf(why, sizeof why,
+             "kernel %s: %llu blocks of %llu threads; a cooperative launch's blocks must all be resident, and the CPU "
+             "build keeps at most %d CUDA threads resident (cudaOccupancyMaxActiveBlocksPerMultiprocessor and "
+             "nvshmemx_collective_launch_query_gridsize say how many blocks)",
+             kernel, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(threads),
+             rt::kMaxResidentThreads);
   } else if (blocks > kMaxGridBlocks) {
     snprintf(why, sizeof why,
              "kernel %s: %llu blocks; the CPU build runs every block of a launch at once on its own OS thread, at "

@@ -226,14 +226,26 @@ PYSHMEM_CPU_STORE_HINT(__stwt)
 #undef PYSHMEM_CPU_LOAD_HINT
 #undef PYSHMEM_CPU_STORE_HINT
 
-// CUDA's device min/max overloads.
-#define PYSHMEM_CPU_MINMAX_FN(T)                   \
-  inline T min(T a, T b) { return b < a ? b : a; } \
-  inline T max(T a, T b) { return a < b ? b : a; }
-PYSHMEM_CPU_MINMAX_FN(int)
-PYSHMEM_CPU_MINMAX_FN(unsigned int)
-PYSHMEM_CPU_MINMAX_FN(long long int)
-PYSHMEM_CPU_MINMAX_FN(unsigned long long int)
-PYSHMEM_CPU_MINMAX_FN(float)
-PYSHMEM_CPU_MINMAX_FN(double)
+// CUDA's min/max overloads (host and device in CUDA too), mixed signedness included:
+// an operand pair of one signed and one unsigned type of the same width compares, and
+// returns, as the unsigned type; float with double as double.
+#define PYSHMEM_CPU_MINMAX_FN(R, A, B)                                              \
+  inline R min(A a, B b) { return static_cast<R>(b) < static_cast<R>(a) ? static_cast<R>(b) : static_cast<R>(a); } \
+  inline R max(A a, B b) { return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(b) : static_cast<R>(a); }
+PYSHMEM_CPU_MINMAX_FN(int, int, int)
+PYSHMEM_CPU_MINMAX_FN(unsigned int, unsigned int, unsigned int)
+PYSHMEM_CPU_MINMAX_FN(unsigned int, int, unsigned int)
+PYSHMEM_CPU_MINMAX_FN(unsigned int, unsigned int, int)
+PYSHMEM_CPU_MINMAX_FN(long int, long int, long int)
+PYSHMEM_CPU_MINMAX_FN(unsigned long int, unsigned long int, unsigned long int)
+PYSHMEM_CPU_MINMAX_FN(unsigned long int, long int, unsigned long int)
+PYSHMEM_CPU_MINMAX_FN(unsigned long int, unsigned long int, long int)
+PYSHMEM_CPU_MINMAX_FN(long long int, long long int, long long int)
+PYSHMEM_CPU_MINMAX_FN(unsigned long long int, unsigned long long int, unsigned long long int)
+PYSHMEM_CPU_MINMAX_FN(unsigned long long int, long long int, unsigned long long int)
+PYSHMEM_CPU_MINMAX_FN(unsigned long long int, unsigned long long int, long long int)
+PYSHMEM_CPU_MINMAX_FN(float, float, float)
+PYSHMEM_CPU_MINMAX_FN(double, double, double)
+PYSHMEM_CPU_MINMAX_FN(double, float, double)
+PYSHMEM_CPU_MINMAX_FN(double, double, float)
 #undef PYSHMEM_CPU_MINMAX_FN

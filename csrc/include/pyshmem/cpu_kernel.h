@@ -82,7 +82,12 @@
 #include "pyshmem/cpu_vector_types.h"
 #include "pyshmem/cpu_half.h"
 
+// pyshmem-nvcc --cpu preprocesses a program first with PYSHMEM_CPU_PREPROCESS defined,
+// so that __global__ and __shared__ reach its source rewriting as written (kernel
+// registration, extern __shared__); the compile after it gets these definitions.
+#if !defined(PYSHMEM_CPU_PREPROCESS)
 #define __global__
+#endif
 // __device__, __constant__ and __managed__ variables are ordinary globals of the kernel
 // library: one per process (= per PE), shared by every block, as on a GPU.
 #define __device__
@@ -94,12 +99,11 @@
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 // Per block = per OS thread of the block (see above). Uninitialised on a GPU.
+#if !defined(PYSHMEM_CPU_PREPROCESS)
 #define __shared__ static thread_local
+#endif
 
-#define threadIdx (::pyshmem::cpu::t_block->cur->tid)
-#define blockIdx (::pyshmem::cpu::coords.block_idx)
-#define blockDim (::pyshmem::cpu::coords.block_dim)
-#define gridDim (::pyshmem::cpu::coords.grid_dim)
+// threadIdx, blockIdx, blockDim and gridDim are variables (pyshmem/cpu_fibers.h).
 
 inline void __syncthreads() { ::pyshmem::cpu::fibers::barrier(0); }
 inline int __syncthreads_count(int pred) { return ::pyshmem::cpu::fibers::barrier(pred); }

@@ -160,6 +160,7 @@ inline void on_preempt_tick(int sig, siginfo_t* si, void* ctx) {
   b->preempt_mark = b->switches;
   ++b->preemptions;
   b->cur = next;
+  ::threadIdx = next->tid;
   // The signal's return runs the second half of a switch into `next`.
   uc->uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(next->sp);
   uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(pyshmem_fiber_pop);

@@ -12,7 +12,24 @@
 #ifndef PYSHMEM_NVSHMEM_BASE_H
 #define PYSHMEM_NVSHMEM_BASE_H
 
+/* A host-only translation unit of a program built for the GPU: a .cpp that nvcc hands to
+ * the host compiler. It gets the host API, with the host-callable NVSHMEM functions
+ * declared (the link step of pyshmem-nvcc --gpu defines those it calls), and none of the
+ * device code, which only nvcc compiles. */
+#if defined(PYSHMEM_GPU_PROGRAM) && !defined(__CUDACC__)
+#define PYSHMEM_NV_HOST_ONLY_UNIT 1
+#else
+#define PYSHMEM_NV_HOST_ONLY_UNIT 0
+#endif
+
+#if PYSHMEM_NV_HOST_ONLY_UNIT
+#include <cuda_runtime.h>
+
+#include "pyshmem/device/host_state.h"
+#define PYSHMEM_HD inline
+#else
 #include "pyshmem/device.cuh"
+#endif
 #include "pyshmem/team.h"
 #include "pyshmem/types.h"
 
@@ -37,7 +54,7 @@
 #define NVSHMEM_VENDOR_STRING "pyshmem"
 #define PYSHMEM_NVSHMEM_COMPAT 1
 
-typedef pyshmem::team_t nvshmem_team_t;
+typedef int32_t nvshmem_team_t; /* pyshmem::team_t: a team handle */
 #define NVSHMEM_TEAM_WORLD PYSHMEM_TEAM_WORLD
 #define NVSHMEM_TEAM_SHARED PYSHMEM_TEAM_SHARED
 #define NVSHMEMX_TEAM_NODE PYSHMEM_TEAM_SHARED /* the PEs of this node: pyshmem's shared team */
@@ -52,31 +69,52 @@ typedef pyshmem::team_t nvshmem_team_t;
 #define NVSHMEM_SIGNAL_SET PYSHMEM_SIGNAL_SET
 #define NVSHMEM_SIGNAL_ADD PYSHMEM_SIGNAL_ADD
 
-/* Where nvcc compiles, the functions that reach symmetric memory (RMA, atomics, waits,
- * collectives, nvshmem_ptr) are device functions: the host code of a program built for
- * the GPU cannot reach them through the GPU heap, so calling one there fails to compile
- * ("calling a __device__ function ... from a __host__ function"); its host code uses the
- * _on_stream forms. The CPU build runs them on host threads too. */
+/* Where nvcc compiles, the _warp/_block variants and nvshmem_ptr are device functions
+ * (PYSHMEM_NV_DEVICE), and so is everything that reaches symmetric memory in kernels
+ * built from Python (pyshmem.cuda.Module). In a whole program built for the GPU
+ * (PYSHMEM_NV_HOST_FORMS), the RMA, atomic, signal, wait and collective functions are
+ * __host__ __device__ (PYSHMEM_NV_HOSTDEV): in device code the device API, in host code
+ * (PYSHMEM_NV_HOST_BRANCH) pyshmem/nvshmem_host_gpu_calls.h's host forms. The CPU build
+ * runs the device API on host threads too. */
 #if defined(__CUDACC__)
 #define PYSHMEM_NV_DEVICE __device__ __forceinline__
 #else
 #define PYSHMEM_NV_DEVICE inline
 #endif
+#if defined(PYSHMEM_GPU_PROGRAM) && defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#define PYSHMEM_NV_HOST_FORMS 1
+#define PYSHMEM_NV_HOSTDEV __host__ __device__ __forceinline__
+#else
+#define PYSHMEM_NV_HOST_FORMS 0
+#define PYSHMEM_NV_HOSTDEV PYSHMEM_NV_DEVICE
+#endif
+#if PYSHMEM_NV_HOST_FORMS && !defined(__CUDA_ARCH__)
+#define PYSHMEM_NV_HOST_BRANCH 1
+#else
+#define PYSHMEM_NV_HOST_BRANCH 0
+#endif
 
-/* Address of `dest` on `pe` for loads and stores, or NULL when pe is not reachable so. */
-PYSHMEM_NV_DEVICE void* nvshmem_ptr(const void* dest, int pe) { return pyshmem::ptr(dest, pe); }
 
 /* The multicast (NVLS) address of `ptr` for the team: pyshmem maps no multicast objects,
  * so NULL, which is what NVSHMEM returns for a team without multicast support; callers
  * fall back to unicast loads and stores as they must there. */
 PYSHMEM_HD void* nvshmemx_mc_ptr(nvshmem_team_t, const void*) { return nullptr; }
 
-/* For the refusals of unserved names: a static_assert that fails only when used. */
-template <class...>
-struct pyshmem_nvshmem_unserved {
-  static constexpr bool value = false;
-};
-
 #include "pyshmem/nvshmem_host.h"
+
+/* Address of `dest` on `pe` for loads and stores, or NULL when pe is not reachable so.
+ * From the host code of a program built for the GPU: the address this PE's kernels use
+ * (device memory), as NVSHMEM's host nvshmem_ptr answers. */
+#if PYSHMEM_NV_HOST_ONLY_UNIT
+void* nvshmem_ptr(const void* dest, int pe);
+#else
+PYSHMEM_NV_HOSTDEV void* nvshmem_ptr(const void* dest, int pe) {
+#if PYSHMEM_NV_HOST_BRANCH
+  return ::pyshmem::nvshmem_gpu_host::ptr("nvshmem_ptr", dest, pe);
+#else
+  return pyshmem::ptr(dest, pe);
+#endif
+}
+#endif
 
 #endif /* PYSHMEM_NVSHMEM_BASE_H */

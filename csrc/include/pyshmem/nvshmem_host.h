@@ -22,7 +22,7 @@
 #define PYSHMEM_NVSHMEM_HOST_H
 
 #if (defined(PYSHMEM_CPU_PROGRAM) && !defined(__CUDACC__)) || \
-    (defined(PYSHMEM_GPU_PROGRAM) && defined(__CUDACC__) && !defined(__CUDACC_RTC__))
+    (defined(PYSHMEM_GPU_PROGRAM) && !defined(__CUDACC_RTC__)) /* nvcc, or a .cpp's host compiler */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +35,64 @@
 #define NVSHMEMX_INIT_WITH_MPI_COMM 2
 #define NVSHMEMX_INIT_WITH_SHMEM 4
 #define NVSHMEMX_INIT_WITH_UNIQUEID 8
-#define NVSHMEMX_SUCCESS 0
-#define NVSHMEMX_ERROR_INTERNAL 1
-#define NVSHMEMX_ERROR_NOT_SUPPORTED 2
+/* NVSHMEM's status codes (its numbers). */
+enum nvshmemx_status {
+  NVSHMEMX_SUCCESS = 0,
+  NVSHMEMX_ERROR_INVALID_VALUE,
+  NVSHMEMX_ERROR_OUT_OF_MEMORY,
+  NVSHMEMX_ERROR_NOT_SUPPORTED,
+  NVSHMEMX_ERROR_SYMMETRY,
+  NVSHMEMX_ERROR_GPU_NOT_SELECTED,
+  NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED,
+  NVSHMEMX_ERROR_INTERNAL,
+  NVSHMEMX_ERROR_SENTINEL = 0x7fffffff
+};
+
+/* The message macros NVSHMEM's <nvshmemx.h> makes visible: "file:function:line: " and
+ * the formatted message on stderr (WARN: on stdout); _EXIT then ends the process, the
+ * _JMP forms set `status` to `err` and jump to `label` (the _NULL/_EQ/_NE/_NZ forms when
+ * their condition holds). */
+#define NVSHMEMI_ERROR_PRINT(...)                                    \
+  do {                                                               \
+    fprintf(stderr, "%s:%s:%d: ", __FILE__, __FUNCTION__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__);                                    \
+    fprintf(stderr, "\n");                                           \
+  } while (0)
+#define NVSHMEMI_ERROR_EXIT(...)     \
+  do {                               \
+    NVSHMEMI_ERROR_PRINT(__VA_ARGS__); \
+    exit(-1);                        \
+  } while (0)
+#define NVSHMEMI_WARN_PRINT(...)    \
+  do {                              \
+    fprintf(stdout, "WARN: ");      \
+    fprintf(stdout, __VA_ARGS__);   \
+    fprintf(stdout, "\n");          \
+  } while (0)
+#define NVSHMEMI_ERROR_JMP(status, err, label, ...)                              \
+  do {                                                                           \
+    fprintf(stderr, "%s:%d: non-zero status: %d ", __FILE__, __LINE__, (int)(err)); \
+    fprintf(stderr, __VA_ARGS__);                                                \
+    fprintf(stderr, "\n");                                                       \
+    status = err;                                                                \
+    goto label;                                                                  \
+  } while (0)
+#define NVSHMEMI_NULL_ERROR_JMP(var, status, err, label, ...) \
+  do {                                                        \
+    if ((var) == NULL) NVSHMEMI_ERROR_JMP(status, err, label, __VA_ARGS__); \
+  } while (0)
+#define NVSHMEMI_EQ_ERROR_JMP(status, expected, err, label, ...) \
+  do {                                                           \
+    if ((status) == (expected)) NVSHMEMI_ERROR_JMP(status, err, label, __VA_ARGS__); \
+  } while (0)
+#define NVSHMEMI_NE_ERROR_JMP(status, expected, err, label, ...) \
+  do {                                                           \
+    if ((status) != (expected)) NVSHMEMI_ERROR_JMP(status, err, label, __VA_ARGS__); \
+  } while (0)
+#define NVSHMEMI_NZ_ERROR_JMP(status, err, label, ...) \
+  do {                                                 \
+    if ((status) != 0) NVSHMEMI_ERROR_JMP(status, err, label, __VA_ARGS__); \
+  } while (0)
 #define NVSHMEM_STATUS_NOT_INITIALIZED 0
 #define NVSHMEM_STATUS_IS_BOOTSTRAPPED 1
 #define NVSHMEM_STATUS_IS_INITIALIZED 2
@@ -49,8 +104,18 @@
 
 typedef struct {
   void* mpi_comm; /* MPI_Comm* with NVSHMEMX_INIT_WITH_MPI_COMM */
+  struct {
+    struct {
+      const void* id; /* nvshmemx_uniqueid_t*: nvshmemx_set_attr_uniqueid_args sets these */
+      int myrank;
+      int nranks;
+    } uid_args;
+  } args;
 } nvshmemx_init_attr_t;
-#define NVSHMEMX_INIT_ATTR_INITIALIZER {nullptr}
+#define NVSHMEMX_INIT_ATTR_INITIALIZER {nullptr, {{nullptr, -1, -1}}}
+/* The MPI bootstrap: pyshmem-nvcc compiles it into programs that link MPI (-lmpi ...),
+ * with the program's <mpi.h> (pyshmem/nvshmem_mpi_bootstrap.cpp); absent otherwise. */
+extern "C" int pyshmem_nvshmem_mpi_comm_init(void* mpi_comm) __attribute__((weak));
 typedef pyshmem_team_config nvshmem_team_config_t;
 #define NVSHMEM_TEAM_NUM_CONTEXTS PYSHMEM_TEAM_NUM_CONTEXTS
 
@@ -68,6 +133,47 @@ inline int& init_status() {
   static int s = NVSHMEM_STATUS_NOT_INITIALIZED;
   return s;
 }
+/* A size as NVSHMEM's environment takes it: a number (a fraction too) and an optional
+ * K, M, G or T (binary multiples; "KiB", "KB" ... alike). False when it is none. */
+inline bool parse_nvshmem_size(const char* text, size_t* out) {
+  char* end = nullptr;
+  const double v = strtod(text, &end);
+  if (end == text || v < 0) return false;
+  double scale = 1;
+  switch (*end | 0x20) {
+    case 'k': scale = 1024.0, ++end; break;
+    case 'm': scale = 1024.0 * 1024, ++end; break;
+    case 'g': scale = 1024.0 * 1024 * 1024, ++end; break;
+    case 't': scale = 1024.0 * 1024 * 1024 * 1024, ++end; break;
+    default: break;
+  }
+  if ((*end | 0x20) == 'i') ++end;
+  if ((*end | 0x20) == 'b') ++end;
+  if (*end) return false;
+  *out = static_cast<size_t>(v * scale);
+  return true;
+}
+/* Sizes pyshmem's heap (`pyshmem_var`: PYSHMEM_SYMMETRIC_SIZE or
+ * PYSHMEM_CUDA_SYMMETRIC_SIZE) for an NVSHMEM program, unless the variable is set: at
+ * least `floor` bytes, and at least NVSHMEM_SYMMETRIC_SIZE plus `margin` when the program
+ * set that. NVSHMEM promises a heap at least that large and grows it as the program
+ * allocates, so programs (NVIDIA's perftest among them) set it to exactly what they
+ * allocate; pyshmem's heap is reserved at init, so it takes the margin for the
+ * allocator's alignment and the program's smaller allocations on top. */
+inline void adopt_nvshmem_environment(const char* pyshmem_var, size_t floor, size_t margin) {
+  const char* mine = getenv(pyshmem_var);
+  if (mine && *mine) return;
+  size_t bytes = floor, asked = 0;
+  const char* text = getenv("NVSHMEM_SYMMETRIC_SIZE");
+  if (text && *text && !parse_nvshmem_size(text, &asked))
+    fprintf(stderr, "pyshmem: NVSHMEM_SYMMETRIC_SIZE=%s is not a size (bytes, with K, M, G or T); it is ignored\n",
+            text);
+  else if (text && *text && asked + margin > bytes)
+    bytes = asked + margin;
+  char value[32];
+  snprintf(value, sizeof value, "%zu", bytes);
+  setenv(pyshmem_var, value, 1);
+}
 }  // namespace nvshmem_host
 }  // namespace pyshmem
 
@@ -76,26 +182,38 @@ inline int& init_status() {
 #else
 #include "pyshmem/nvshmem_host_gpu.h"
 #endif
+#include "pyshmem/nvshmem_host_uid.h"
 
 /* nvshmem_init with attributes. flags 0 or NVSHMEMX_INIT_THREAD_PES: nvshmem_init.
- * NVSHMEMX_INIT_WITH_MPI_COMM: the PEs are the job's MPI ranks as the MPI launcher
- * numbered them (pyshmem's bootstrap reads mpirun's and srun's environment); a
- * communicator other than MPI_COMM_WORLD is not supported. NVSHMEMX_INIT_WITH_UNIQUEID
- * and _WITH_SHMEM: not supported (pyshmem has no unique-id bootstrap). Returns 0, or
- * NVSHMEMX_ERROR_NOT_SUPPORTED with a message. */
+ * NVSHMEMX_INIT_WITH_UNIQUEID: the PEs are the processes that pass the same id
+ * (pyshmem/nvshmem_host_uid.h), numbered by their myrank. NVSHMEMX_INIT_WITH_MPI_COMM:
+ * the PEs are the ranks of *attr->mpi_comm (any communicator: rank 0 makes a unique id
+ * and MPI_Bcast hands it to the others), in programs linked with MPI (-lmpi), where
+ * pyshmem-nvcc compiles that bootstrap. NVSHMEMX_INIT_WITH_SHMEM: not supported (no
+ * OpenSHMEM runtime to join). Returns 0, or nonzero with a message (nothing started). */
 inline int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t* attr) {
-  if (flags & (NVSHMEMX_INIT_WITH_UNIQUEID | NVSHMEMX_INIT_WITH_SHMEM))
+  if (flags & NVSHMEMX_INIT_WITH_SHMEM)
     return ::pyshmem::nvshmem_host::unsupported(
-        "nvshmemx_init_attr", "NVSHMEMX_INIT_WITH_UNIQUEID and NVSHMEMX_INIT_WITH_SHMEM have no pyshmem equivalent; "
-                              "start the PEs with shmemrun (or mpirun/srun) and call nvshmem_init()");
+        "nvshmemx_init_attr", "NVSHMEMX_INIT_WITH_SHMEM has no pyshmem equivalent (there is no OpenSHMEM runtime to "
+                              "join); start the PEs with shmemrun (or mpirun/srun) and call nvshmem_init()");
+  if ((flags & NVSHMEMX_INIT_WITH_UNIQUEID) && (flags & NVSHMEMX_INIT_WITH_MPI_COMM))
+    return ::pyshmem::nvshmem_host::unsupported("nvshmemx_init_attr",
+                                                "NVSHMEMX_INIT_WITH_UNIQUEID and _WITH_MPI_COMM exclude each other");
+  if (flags & NVSHMEMX_INIT_WITH_UNIQUEID) {
+    if (!attr) return ::pyshmem::nvshmem_host::unsupported("nvshmemx_init_attr", "NVSHMEMX_INIT_WITH_UNIQUEID needs attr");
+    return ::pyshmem::nvshmem_host::init_with_uniqueid(static_cast<const nvshmemx_uniqueid_t*>(attr->args.uid_args.id),
+                                                       attr->args.uid_args.myrank, attr->args.uid_args.nranks);
+  }
   if (flags & NVSHMEMX_INIT_WITH_MPI_COMM) {
-#if defined(MPI_VERSION)  /* <mpi.h> included before <nvshmem.h> */
-    if (!attr || !attr->mpi_comm || *static_cast<MPI_Comm*>(attr->mpi_comm) != MPI_COMM_WORLD)
-#endif
+    if (!attr || !attr->mpi_comm)
+      return ::pyshmem::nvshmem_host::unsupported("nvshmemx_init_attr",
+                                                  "NVSHMEMX_INIT_WITH_MPI_COMM needs attr->mpi_comm (an MPI_Comm*)");
+    if (!pyshmem_nvshmem_mpi_comm_init)
       return ::pyshmem::nvshmem_host::unsupported(
-          "nvshmemx_init_attr", "NVSHMEMX_INIT_WITH_MPI_COMM needs attr->mpi_comm pointing at MPI_COMM_WORLD (and "
-                                "<mpi.h> included before <nvshmem.h>); pyshmem takes the PEs from the MPI launcher's "
-                                "environment, so nvshmem_init() does the same");
+          "nvshmemx_init_attr", "NVSHMEMX_INIT_WITH_MPI_COMM: this program does not link MPI; build it with MPI's "
+                                "flags (e.g. $(mpicxx --showme:compile) $(mpicxx --showme:link), which include -lmpi) "
+                                "so that pyshmem-nvcc adds its MPI bootstrap");
+    return pyshmem_nvshmem_mpi_comm_init(attr->mpi_comm);
   }
   nvshmem_init();
   return 0;
@@ -135,24 +253,29 @@ inline void nvshmem_info_get_version(int* major, int* minor) {
 /* Writes "pyshmem" (NUL-terminated, NVSHMEM_MAX_NAME_LEN bytes at most). */
 inline void nvshmem_info_get_name(char* name) { snprintf(name, NVSHMEM_MAX_NAME_LEN, "%s", NVSHMEM_VENDOR_STRING); }
 
-/* Not supported: pyshmem's symmetric memory is its heap. Returns nonzero. */
-inline int nvshmemx_buffer_register(void*, size_t) {
-  return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_register",
-                                              "allocate symmetric buffers with nvshmem_malloc");
-}
-inline int nvshmemx_buffer_unregister(void*) {
-  return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_unregister",
-                                              "allocate symmetric buffers with nvshmem_malloc");
-}
-/* Not supported; returns NULL. */
-inline void* nvshmemx_buffer_register_symmetric(void*, size_t, int) {
-  ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_register_symmetric",
-                                       "allocate symmetric buffers with nvshmem_malloc");
-  return nullptr;
-}
-inline int nvshmemx_buffer_unregister_symmetric(void*, size_t) {
-  return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_unregister_symmetric",
-                                              "allocate symmetric buffers with nvshmem_malloc");
+/* The largest grid of `block` threads and `shared_mem` dynamic shared bytes per block
+ * that nvshmemx_collective_launch runs with all blocks resident: the occupancy of `func`
+ * (cudaOccupancyMaxActiveBlocksPerMultiprocessor) times the device's multiprocessors. On
+ * a GPU that is CUDA's answer; on the CPU build every block of a launch is resident (its
+ * own OS thread), up to 4096 blocks of at most 1024 threads and 48 KiB of dynamic shared
+ * memory, so the answer is 4096 rounded down to a multiple of the CPUs (0 beyond those
+ * limits). Returns 0, or nonzero with the error printed. */
+inline int nvshmemx_collective_launch_query_gridsize(const void* func, dim3 block, void** args, size_t shared_mem,
+                                                     int* gridsize) {
+  (void)args;
+  *gridsize = 0;
+  int dev = 0, per_sm = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess)
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, int(block.x * block.y * block.z), shared_mem);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e != cudaSuccess) {
+    fprintf(stderr, "pyshmem: nvshmemx_collective_launch_query_gridsize: the occupancy query failed: %s (%s)\n",
+            cudaGetErrorString(e), cudaGetErrorName(e));
+    return NVSHMEMX_ERROR_INTERNAL;
+  }
+  *gridsize = per_sm * sms;
+  return 0;
 }
 
 /* ---- teams (host only): collective over parent; see pyshmem_team_split_strided ---- */

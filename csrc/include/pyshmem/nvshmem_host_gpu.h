@@ -10,15 +10,14 @@
  * -rdc=true, defines PYSHMEM_DEVICE_STATE_EXTERN in every source and links one unit of
  * its own that defines the state, so they all share it).
  *
- * In host code only the calls that need no GPU memory of peers are available
- * (nvshmem_my_pe/n_pes, the team queries, nvshmem_barrier_all/sync_all/barrier/
- * team_sync/quiet/fence, which synchronise and complete host-side work); the RMA,
- * atomic, wait and collective functions are device functions (PYSHMEM_NV_DEVICE in
- * pyshmem/nvshmem_base.h), so a call from host code fails to compile. Use the
- * _on_stream forms from the host. */
+ * Host code calls NVSHMEM's RMA, atomic, signal, wait and collective functions as it does
+ * with NVSHMEM: pyshmem/nvshmem_host_gpu_calls.h has their host forms. A host-only
+ * translation unit (a .cpp, compiled by the host compiler) gets this file without
+ * device code: nvshmem_init fills the state of the units nvcc compiled. */
 #ifndef PYSHMEM_NVSHMEM_HOST_GPU_H
 #define PYSHMEM_NVSHMEM_HOST_GPU_H
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <vector>
@@ -45,6 +44,7 @@ inline int add_state_copy(StateCopy copy) {
   state_copies().push_back(copy);
   return 0;
 }
+#if defined(__CUDACC__) /* a host-only unit (a .cpp) has no device code, so no state */
 namespace {
 /* This translation unit's: a static initialiser registers it before main. */
 cudaError_t copy_state_to_this_unit(const pyshmem_device_state* st) {
@@ -52,6 +52,7 @@ cudaError_t copy_state_to_this_unit(const pyshmem_device_state* st) {
 }
 [[maybe_unused]] const int this_unit_registered = add_state_copy(&copy_state_to_this_unit);
 }  // namespace
+#endif
 
 inline int cuda_failure(const char* call, const char* what, cudaError_t e) {
   fprintf(stderr, "pyshmem: %s: %s failed: %s (%s)\n", call, what, cudaGetErrorString(e), cudaGetErrorName(e));
@@ -110,6 +111,10 @@ inline void finish_gpu_work(const char* call) {
  * it cannot start, e.g. on a machine with no GPU (build with --cpu there). */
 inline void nvshmem_init() {
   setenv("PYSHMEM_BACKEND", "cuda", 0);  // fail at init, naming why, not at the first nvshmem_malloc
+  // The GPU heap is device memory from init on: pyshmem's default (1 GiB), more when
+  // NVSHMEM_SYMMETRIC_SIZE asks for it (+64 MiB for the allocator's alignment).
+  ::pyshmem::nvshmem_host::adopt_nvshmem_environment("PYSHMEM_CUDA_SYMMETRIC_SIZE", size_t(1) << 30,
+                                                     size_t(64) << 20);
   // Host code's nvshmem_my_pe/n_pes, team queries and barriers read the host's state.
   int dev = -1;
   pyshmem_device_state st;
@@ -172,6 +177,62 @@ inline void nvshmem_free(void* ptr) {
   if (pyshmem_gpu_free(ptr) != 0) ::pyshmem::nvshmem_host::report_failure("nvshmem_free");
 }
 
+/* ---- user buffers: not provided on the GPU build (its symmetric memory is the GPU heap;
+ * docs/design.md's feature status). Each prints why and fails. ---- */
+inline int nvshmemx_buffer_register(void*, size_t) {
+  return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_register",
+                                              "the GPU build registers no user buffers: allocate with nvshmem_malloc");
+}
+inline int nvshmemx_buffer_unregister(void*) {
+  return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_unregister",
+                                              "the GPU build registers no user buffers: allocate with nvshmem_malloc");
+}
+inline void* nvshmemx_buffer_register_symmetric(void*, size_t, int) {
+  ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_register_symmetric",
+                                       "the GPU build maps no user buffers into the symmetric heap: allocate with "
+                                       "nvshmem_malloc");
+  return nullptr;
+}
+inline int nvshmemx_buffer_unregister_symmetric(void*, size_t) {
+  return ::pyshmem::nvshmem_host::unsupported("nvshmemx_buffer_unregister_symmetric",
+                                              "the GPU build maps no user buffers into the symmetric heap");
+}
+
+/* ---- kernels of modules loaded with cuModuleLoad (pyshmem-nvcc --gpu -cubin) ---- */
+
+/* Copies this PE's device state into the module's pyshmem_d_state (a module built with
+ * pyshmem-nvcc --gpu -cubin defines it), so its kernels can call NVSHMEM. After
+ * nvshmem_init, with the module's context current; complete on return. Returns 0, or
+ * nonzero with the reason printed. The program links the driver (-lcuda). */
+inline int nvshmemx_cumodule_init(CUmodule module) {
+  if (!module) {
+    fprintf(stderr, "pyshmem: nvshmemx_cumodule_init: module is NULL\n");
+    return NVSHMEMX_ERROR_INVALID_VALUE;
+  }
+  pyshmem_device_state st;
+  if (::pyshmem::nvshmem_host::init_status() != NVSHMEM_STATUS_IS_INITIALIZED || pyshmem_gpu_device_state(&st) != 0) {
+    fprintf(stderr, "pyshmem: nvshmemx_cumodule_init: call nvshmem_init first\n");
+    return NVSHMEMX_ERROR_INTERNAL;
+  }
+  CUdeviceptr where = 0;
+  size_t bytes = 0;
+  CUresult r = cuModuleGetGlobal(&where, &bytes, module, "pyshmem_d_state");
+  if (r != CUDA_SUCCESS || bytes != sizeof st) {
+    fprintf(stderr, "pyshmem: nvshmemx_cumodule_init: the module has no pyshmem_d_state of %zu bytes (CUresult %d); "
+                    "build it with pyshmem-nvcc --gpu -cubin\n", sizeof st, static_cast<int>(r));
+    return NVSHMEMX_ERROR_INVALID_VALUE;
+  }
+  r = cuMemcpyHtoD(where, &st, sizeof st);
+  if (r != CUDA_SUCCESS) {
+    fprintf(stderr, "pyshmem: nvshmemx_cumodule_init: copying the device state failed (CUresult %d)\n",
+            static_cast<int>(r));
+    return NVSHMEMX_ERROR_INTERNAL;
+  }
+  return 0;
+}
+/* Nothing to release: returns 0 (NULL: nonzero). */
+inline int nvshmemx_cumodule_finalize(CUmodule module) { return module ? 0 : NVSHMEMX_ERROR_INVALID_VALUE; }
+
 /* ---- kernels that synchronise with other PEs ---- */
 
 /* Launches `func` as a cooperative kernel (cudaLaunchCooperativeKernel: all blocks
@@ -190,22 +251,7 @@ inline int nvshmemx_collective_launch(const void* func, dim3 grid, dim3 block, v
   ::pyshmem::nvshmem_host::report_failure("nvshmemx_collective_launch");
   return 1;
 }
-/* The largest grid of `block` threads and `shared_mem` dynamic shared bytes per block
- * that nvshmemx_collective_launch runs with all blocks resident: CUDA's occupancy of
- * `func` times the device's multiprocessors. Returns 0, or nonzero with the error. */
-inline int nvshmemx_collective_launch_query_gridsize(const void* func, dim3 block, void** args, size_t shared_mem,
-                                                     int* gridsize) {
-  (void)args;
-  *gridsize = 0;
-  int dev = 0, per_sm = 0, sms = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess)
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, int(block.x * block.y * block.z), shared_mem);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e != cudaSuccess)
-    return ::pyshmem::nvshmem_host::cuda_failure("nvshmemx_collective_launch_query_gridsize", "the occupancy query", e);
-  *gridsize = per_sm * sms;
-  return 0;
-}
-
+#if defined(__CUDACC__)
+#include "pyshmem/nvshmem_host_gpu_calls.h"
+#endif
 #endif /* PYSHMEM_NVSHMEM_HOST_GPU_H */

@@ -1,6 +1,5 @@
-// The CPU build's <cuda.h>. In CUDA this is the driver API header (cu* functions,
-// CUresult); pyshmem's CPU build has no driver API. Programs often include it only
-// alongside the runtime, so it provides the runtime subset (pyshmem/cpu_cuda_runtime.h)
-// and nothing more: cu* calls do not compile.
+// The CPU build's <cuda.h>: CUDA's driver API subset (pyshmem/cpu_cuda_driver.h: cu*
+// calls and CUresult over the CPU CUDA runtime; modules built with pyshmem-nvcc --cpu
+// -cubin; virtual memory management) and the runtime subset it builds on.
 #pragma once
-#include "pyshmem/cpu_cuda_runtime.h"
+#include "pyshmem/cpu_cuda_driver.h"

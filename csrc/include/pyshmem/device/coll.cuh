@@ -1,6 +1,6 @@
 // pyshmem/device/coll.cuh: collectives over a team from device code.
 //
-// broadcast, collect, fcollect, alltoall(s) and the reductions, each with _warp/_block variants
+// broadcast, collect, fcollect, alltoall(s), the reductions and reduce-scatters, each with _warp/_block variants
 // (the group shares the copying). Every member of the team calls the routine, one
 // thread (or warp/block) per PE, with the same sizes (and root/op). On return the
 // routine is complete on the calling PE: dest holds the result and source may be
@@ -192,6 +192,37 @@ PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* sou
   coll_sync<C>(call, team);
 }
 
+// reducescatter: dest[i] = op over the members of their source[my_index * nelems + i],
+// i < nelems (source holds nelems per member, dest nelems). One barrier before (every
+// source ready), one after (every member's reads of my source done: it may be reused).
+// source and dest must not overlap: a member writes dest while others still read its
+// source.
+template <class T, int Op, Coop C>
+PYSHMEM_HD void reducescatter_impl(const char* call, team_t team, T* dest, const T* source, size_t nelems) {
+  coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), PYSHMEM_U64(source), nelems);
+  const pyshmem_team_desc& t = team_entry(call, team);
+  const size_t n = static_cast<size_t>(t.size);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dest), s = reinterpret_cast<uintptr_t>(source);
+  if (nelems && d < s + n * nelems * sizeof(T) && s < d + nelems * sizeof(T))
+    trap(call, "dest overlaps source (dest holds nelems elements, source nelems per team member; they must be "
+               "distinct arrays)", t.my_index);
+  for (int j = 0; j < t.size; ++j)
+    if (!coll_direct_ptr(call, source, member_pe(t, j)))
+      trap(call, "device reductions need every team member load/store reachable (a member is on another node "
+                 "or PYSHMEM_PROXY_ALL is set); use the host API's reduce", member_pe(t, j));
+  coll_sync<C>(call, team);
+  const int64_t stride = static_cast<int64_t>(state().heap_stride), me = state().my_pe;
+  const char* base = reinterpret_cast<const char*>(source + static_cast<size_t>(t.my_index) * nelems);
+  for (size_t i = coop_rank<C>(); i < nelems; i += coop_size<C>()) {
+    const char* mine = base + i * sizeof(T);
+    T acc = *reinterpret_cast<const T*>(mine + (member_pe(t, 0) - me) * stride);
+    for (int j = 1; j < t.size; ++j)
+      acc = reduce_combine<T, Op>(acc, *reinterpret_cast<const T*>(mine + (member_pe(t, j) - me) * stride));
+    dest[i] = acc;
+  }
+  coll_sync<C>(call, team);
+}
+
 // The operator as a template argument: one reduce_impl per PYSHMEM_REDUCE_OPS row; the
 // "bitwise" ones (and/or/xor) for integer types only.
 template <class T, Coop C>
@@ -267,25 +298,31 @@ PYSHMEM_HD void alltoallsmem(team_t team, void* dest, const void* source, ptrdif
 }
 
 // sum_reduce, prod_reduce, max_reduce, min_reduce, and_reduce, or_reduce, xor_reduce
-// (and _warp/_block): NVSHMEM's <op>_reduce with the type as a template parameter.
+// (and _warp/_block): NVSHMEM's <op>_reduce with the type as a template parameter;
 // PYSHMEM_REDUCE_OPS (pyshmem/types.h) spells the operators in capitals, which the
 // preprocessor cannot lower, so the names are listed here, checked against it below.
-#define PYSHMEM_DEFINE_REDUCTION_AT(SUFFIX, LEVEL, FN, OP)                                         \
+// <op>_reducescatter (and _warp/_block): dest[i] = op over the members of their
+// source[my team PE * nelems + i] (see reducescatter_impl).
+#define PYSHMEM_DEFINE_REDUCTION_AT(SUFFIX, LEVEL, REDUCE, SCATTER, OP)                             \
   template <class T>                                                                              \
-  PYSHMEM_HD void FN##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {              \
-    detail::reduce_impl<T, OP, Coop::LEVEL>(#FN #SUFFIX, team, dest, source, nelems);            \
+  PYSHMEM_HD void REDUCE##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {          \
+    detail::reduce_impl<T, OP, Coop::LEVEL>(#REDUCE #SUFFIX, team, dest, source, nelems);        \
+  }                                                                                               \
+  template <class T>                                                                              \
+  PYSHMEM_HD void SCATTER##SUFFIX(team_t team, T* dest, const T* source, size_t nelems) {         \
+    detail::reducescatter_impl<T, OP, Coop::LEVEL>(#SCATTER #SUFFIX, team, dest, source, nelems); \
   }
-#define PYSHMEM_DEFINE_REDUCTION(FN, OP)                                                          \
-  PYSHMEM_DEFINE_REDUCTION_AT(, thread, FN, OP)                                                   \
-  PYSHMEM_DEFINE_REDUCTION_AT(_warp, warp, FN, OP)                                                \
-  PYSHMEM_DEFINE_REDUCTION_AT(_block, block, FN, OP)
-PYSHMEM_DEFINE_REDUCTION(sum_reduce, PYSHMEM_OP_SUM)
-PYSHMEM_DEFINE_REDUCTION(prod_reduce, PYSHMEM_OP_PROD)
-PYSHMEM_DEFINE_REDUCTION(max_reduce, PYSHMEM_OP_MAX)
-PYSHMEM_DEFINE_REDUCTION(min_reduce, PYSHMEM_OP_MIN)
-PYSHMEM_DEFINE_REDUCTION(and_reduce, PYSHMEM_OP_AND)
-PYSHMEM_DEFINE_REDUCTION(or_reduce, PYSHMEM_OP_OR)
-PYSHMEM_DEFINE_REDUCTION(xor_reduce, PYSHMEM_OP_XOR)
+#define PYSHMEM_DEFINE_REDUCTION(REDUCE, SCATTER, OP)                                             \
+  PYSHMEM_DEFINE_REDUCTION_AT(, thread, REDUCE, SCATTER, OP)                                      \
+  PYSHMEM_DEFINE_REDUCTION_AT(_warp, warp, REDUCE, SCATTER, OP)                                   \
+  PYSHMEM_DEFINE_REDUCTION_AT(_block, block, REDUCE, SCATTER, OP)
+PYSHMEM_DEFINE_REDUCTION(sum_reduce, sum_reducescatter, PYSHMEM_OP_SUM)
+PYSHMEM_DEFINE_REDUCTION(prod_reduce, prod_reducescatter, PYSHMEM_OP_PROD)
+PYSHMEM_DEFINE_REDUCTION(max_reduce, max_reducescatter, PYSHMEM_OP_MAX)
+PYSHMEM_DEFINE_REDUCTION(min_reduce, min_reducescatter, PYSHMEM_OP_MIN)
+PYSHMEM_DEFINE_REDUCTION(and_reduce, and_reducescatter, PYSHMEM_OP_AND)
+PYSHMEM_DEFINE_REDUCTION(or_reduce, or_reducescatter, PYSHMEM_OP_OR)
+PYSHMEM_DEFINE_REDUCTION(xor_reduce, xor_reducescatter, PYSHMEM_OP_XOR)
 static_assert(PYSHMEM_OP_COUNT == 7, "a reduction operator was added to PYSHMEM_REDUCE_OPS: define its <op>_reduce here");
 #undef PYSHMEM_DEFINE_REDUCTION
 #undef PYSHMEM_DEFINE_REDUCTION_AT

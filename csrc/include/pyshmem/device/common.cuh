@@ -70,12 +70,14 @@ __constant__ pyshmem_device_state pyshmem_d_state = {};
 #endif
 #endif
 
+// The CPU build reads the state the runtime filled at init (see device_init()).
+#include "pyshmem/device/host_state.h"
+
 namespace pyshmem {
 inline namespace device_api {
 namespace detail {
-#if !defined(__CUDACC_RTC__)
-// The CPU build reads the state the runtime filled at init (see device_init()).
-inline const pyshmem_device_state* h_state = nullptr;
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
+inline void cpu_kernel_fail(const char* what);  // below, after CpuCoop
 #endif
 
 PYSHMEM_HD const pyshmem_device_state& state() {
@@ -83,7 +85,13 @@ PYSHMEM_HD const pyshmem_device_state& state() {
   return pyshmem_d_state;
 #else
   if (!h_state) {
-    fprintf(stderr, "pyshmem device API: called before pyshmem::device_init() (call pyshmem_init() first)\n");
+    const char* what =
+        "pyshmem device API: called before pyshmem::device_init() (call pyshmem_init() or nvshmem_init() first; in "
+        "a kernel of a module loaded with cuModuleLoad, call nvshmemx_cumodule_init(module) first)";
+#if !defined(__CUDACC_RTC__)
+    cpu_kernel_fail(what);  // in a CPU kernel: the launch fails with this message
+#endif
+    fprintf(stderr, "%s\n", what);
     abort();
   }
   return *h_state;
@@ -94,10 +102,6 @@ PYSHMEM_HD const pyshmem_device_state& state() {
 // in a CUDA C++ kernel run on the CPU the launch raises pyshmem.KernelError with it;
 // elsewhere on the host the process ends. `detail` (may be null) adds a cause, e.g.
 // the proxy's failure message.
-#if !defined(__CUDA_ARCH__) && !defined(__CUDACC_RTC__)
-inline void cpu_kernel_fail(const char* what);  // below, after CpuCoop
-#endif
-
 PYSHMEM_HD void trap(const char* call, const char* what, int pe, const char* detail = nullptr) {
 #if defined(__CUDA_ARCH__)
   printf("pyshmem::%s on PE %d: %s (pe=%d)%s%s\n", call, state().my_pe, what, pe, detail ? ": " : "",
@@ -267,18 +271,23 @@ PYSHMEM_HD void wait_expired(const WaitDesc& w, uint64_t waited_ns) {
 
 #if !defined(__CUDA_ARCH__)
 // The CPU build's pause between two polls of a wait, `round` counting from 1: a short
-// spin (the poll itself), then yield, then sleep 20 us per poll. Short, because a kernel
-// thread's wait usually depends on its PE's proxy thread (requests to remote PEs,
-// their answers) and PEs with proxies often outnumber cores: measured on 2 cores, a
-// spin of 1000 pause instructions doubled the device-API ping-pong through the proxy.
-constexpr unsigned kCpuSpinRounds = 1000, kCpuYieldRounds = 100;
+// spin (the poll itself), then yield, then sleep: 20 us per poll at first, because a
+// kernel thread's wait usually depends on its PE's proxy thread (requests to remote PEs,
+// their answers) and PEs with proxies often outnumber cores (measured on 2 cores, a
+// spin of 1000 pause instructions doubled the device-API ping-pong through the proxy);
+// then twice as long every 64 sleeps, up to 1.28 ms once the wait has lasted about 80
+// ms. Waiters that never lengthen their sleeps swamp the cores: 64 blocks each polling
+// every 20 us (NVIDIA's ring-reduce example on 2 PEs) spent the machine in the kernel's
+// scheduler and ran 100 times slower than when their waits ended before sleeping.
+constexpr unsigned kCpuSpinRounds = 1000, kCpuYieldRounds = 100, kCpuSleepsPerStep = 64, kCpuSleepSteps = 6;
 inline void cpu_wait_pause(unsigned round) {
   if (round <= kCpuSpinRounds) return;
   if (round <= kCpuSpinRounds + kCpuYieldRounds) {
     sched_yield();
     return;
   }
-  struct timespec ts = {0, 20000};
+  const unsigned step = (round - kCpuSpinRounds - kCpuYieldRounds) / kCpuSleepsPerStep;
+  struct timespec ts = {0, 20000L << (step < kCpuSleepSteps ? step : kCpuSleepSteps)};
   nanosleep(&ts, nullptr);
 }
 #endif
@@ -308,7 +317,7 @@ struct Backoff {
 
   // A pause in a wait that PYSHMEM_TIMEOUT bounds (wait_until, signal_wait_until,
   // barriers, team syncs). Free while the wait spins; afterwards, every 64 polls (the
-  // host sleeps 20 us per poll by then), the CPU build lets the runtime end the PE if
+  // host sleeps between polls by then), the CPU build lets the runtime end the PE if
   // the job is exiting, and the clock is read when PYSHMEM_TIMEOUT is set.
   PYSHMEM_HD void pause(const WaitDesc& w) {
     const pyshmem_device_state& s = state();
