@@ -25,6 +25,16 @@
 #   7. perftest gpu, 2 PEs: --sizes 8,64K,16M -n 50 -w 5         55 s  (shmemrun --timeout 50)
 #   8. tests/gpu/bench_device.py, medians of 3 (not 7)          45 s
 #   sum of the steps' own timeouts: 440 s.
+# With NVIDIA's NVSHMEM sources carried in nvshmem_src/ (git-ignored: NVIDIA's licence
+# forbids redistributing them; GPU_CHECK_NVSHMEM_TREE names another folder), steps 6-8
+# give way to (GPU_CHECK_ALL=1 keeps them, if the deadline allows):
+#   9. NVIDIA's perftest against pyshmem and against NVIDIA's NVSHMEM  240 s
+#      (scripts/nvshmem_perftest_compare.py: shmem_put_latency, shmem_p_latency and
+#      shmem_put_bw built unchanged with pyshmem-nvcc --gpu and with nvcc against
+#      $NVSHMEM_HOME, e.g. the nvidia-nvshmem-cu13 wheel's folder from gpu_wheels/; run
+#      alternately on 2 PEs, 3 times; medians side by side). Without $NVSHMEM_HOME only
+#      pyshmem's column is measured.
+#   sum in that mode: 10 + 30 + 90 + 15 + 15 + 240 = 400 s.
 # Not run here: tests/unit/test_cuda_compile.py, test_device_gpu_compile.py,
 # test_gpu_harness.py and tests/pe/test_examples.py. They compile for sm_90 or run the
 # CPU build and need no GPU, so the CPU suite covers them on every machine. Their GPU part
@@ -88,7 +98,8 @@ STEPS="$OUT/steps.tsv"   # one line per finished step, written as it goes (survi
 REASON="$OUT/reason.txt"  # why the check failed, first reason first
 : >"$STEPS"
 : >"$REASON"
-rm -f "$OUT"/pytest.xml "$OUT"/perftest_gpu.jsonl "$OUT"/bench_device.json "$OUT"/gpu.txt
+rm -f "$OUT"/pytest.xml "$OUT"/perftest_gpu.jsonl "$OUT"/bench_device.json "$OUT"/gpu.txt "$OUT"/nvshmem_compare.jsonl
+NVSHMEM_TREE="${GPU_CHECK_NVSHMEM_TREE:-$PWD/nvshmem_src}"
 
 export PYSHMEM_TIMEOUT="${PYSHMEM_TIMEOUT:-30}"
 export PYTHONUNBUFFERED=1
@@ -199,6 +210,21 @@ if isinstance(bench, dict) and bench.get("rows"):
 else:
     rows.append(("bench_device (1 PE)", "no figures"))
 
+# NVIDIA's perftest side by side: {program, scope, bytes, nvshmem, pyshmem}
+compare = []
+for line in read("nvshmem_compare.jsonl").splitlines():
+    try:
+        compare.append(json.loads(line))
+    except ValueError:
+        pass
+if compare:
+    both = [r for r in compare if r.get("nvshmem") and r.get("pyshmem")]
+    rows.append(("NVIDIA perftest rows (pyshmem / NVSHMEM)", f"{len(both)} of {len(compare)} with both"))
+    for r in both:
+        if r["bytes"] in (4, 8, 65536, 16 << 20):
+            rows.append((f"  {r['program'].rsplit('/', 1)[-1]} {r['scope']} {r['bytes']} B",
+                         f"{r['nvshmem']:.3g} vs {r['pyshmem']:.3g} ({r['pyshmem'] / r['nvshmem']:.2f})"))
+
 nvrtc = Path(os.environ.get("NVRTC_DIR") or "/nonexistent")
 entries = [p for p in nvrtc.glob("*") if p.suffix in (".cubin", ".ltoir", ".ptx")] if nvrtc.is_dir() else []
 if entries:
@@ -304,6 +330,11 @@ sys.exit(0 if ok else 1)'; then
   exit 1
 fi
 
+COMPARE=0
+[ -d "$NVSHMEM_TREE/perftest" ] && COMPARE=1
+if [ "$COMPARE" = 1 ] && [ "${GPU_CHECK_ALL:-0}" != 1 ]; then
+  printf 'tests/gpu, perftest, bench_device\tskipped: NVIDIA perftest comparison run (GPU_CHECK_ALL=1 keeps them)\t0\t0\n' >>"$STEPS"
+else
 # 6. tests/gpu only, stop at the first failure, each test bounded
 TO=()
 if "$PY" -c "import pytest_timeout" 2>/dev/null; then
@@ -330,6 +361,14 @@ import bench_device
 bench_device.REPS = 3
 sys.argv = ["tests/gpu/bench_device.py", "--json", sys.argv[1]]
 bench_device.main()' "$OUT/bench_device.json"
+fi
+
+# 9. NVIDIA's perftest, unchanged, against pyshmem and against NVIDIA's NVSHMEM (only with
+# the sources carried; see the top)
+if [ "$COMPARE" = 1 ]; then
+  run_step "NVIDIA perftest side by side" 240 "$OUT/nvshmem_compare.md" "$PY" scripts/nvshmem_perftest_compare.py \
+    "$NVSHMEM_TREE" --out "$CACHE/nvshmem-compare" --timeout 60 --json "$OUT/nvshmem_compare.jsonl"
+fi
 
 [ -s "$REASON" ] && exit 1
 exit 0
