@@ -26,6 +26,7 @@ PROGRAMS = REPO / "tests" / "nvshmem_programs"
 RUNNABLE = {"ring_bcast": PROGRAMS / "ring_bcast.cu", "ring_reduce": PROGRAMS / "ring_reduce.cu",
             "collective_launch": PROGRAMS / "collective_launch.cu", "moe_shuffle": PROGRAMS / "moe_shuffle.cu",
             "half_reduce": PROGRAMS / "half_reduce.cu", "wait_sets": PROGRAMS / "wait_sets.cu",
+            "maxloc_reduce": PROGRAMS / "maxloc_reduce.cu",
             "alltoall": REPO / "examples" / "nvshmem" / "alltoall.cu"}
 
 

@@ -15,7 +15,8 @@ import pyshmem
 from conftest import REPO, cpu_kernel_toolchain_missing, run_pes
 
 PROGRAMS = REPO / "tests" / "nvshmem_programs"
-RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce", "wait_sets"]
+RUNNABLE = ["ring_bcast", "ring_reduce", "collective_launch", "moe_shuffle", "half_reduce", "wait_sets",
+            "maxloc_reduce"]
 # Also built by the fixture (all at once, one compiler per core): (name, source, extra flags).
 OTHERS = [("errors", "errors.cu", ()), ("ring_nofence", "ring_bcast.cu", ("-DRING_WITHOUT_FENCE",)),
           ("alltoall", REPO / "examples" / "nvshmem" / "alltoall.cu", ())]  # the docs' worked example

@@ -117,4 +117,18 @@ PYSHMEM_NV_HOSTDEV void* nvshmem_ptr(const void* dest, int pe) {
 }
 #endif
 
+/* Maxloc over the team, NVSHMEM's one typed reduction the op table has no row for (its
+ * element is a pair: value .x, location .y): dest[i] = the pair of largest value among the
+ * members' source[i], of equal values the one of smallest location, for each of the
+ * nreduce elements (NVSHMEM reduces element 0 only). Complete on return, as the other
+ * reductions; dest and source may be the same array. */
+#if !PYSHMEM_NV_HOST_ONLY_UNIT
+PYSHMEM_NV_DEVICE int nvshmemx_double2_maxloc_reduce_block(nvshmem_team_t team, double2* dest, const double2* source,
+                                                           size_t nreduce) {
+  pyshmem::detail::reduce_impl<double2, pyshmem::detail::kReduceMaxloc, pyshmem::Coop::block>(
+      "nvshmemx_double2_maxloc_reduce_block", team, dest, source, nreduce);
+  return 0;
+}
+#endif
+
 #endif /* PYSHMEM_NVSHMEM_BASE_H */

@@ -159,6 +159,18 @@ PYSHMEM_HD void alltoalls_impl(const char* call, team_t team, void* dest, const 
   coll_sync<C>(call, team);
 }
 
+// NVSHMEM's maxloc (nvshmemx_double2_maxloc_reduce_block), which has no pyshmem_reduce_op:
+// each element a pair, value in .x and location in .y. The larger value wins and, of equal
+// values, the smaller location, so every member gets the same pair whatever the order of
+// combining (NVSHMEM keeps the pair combined last, which can differ between PEs).
+constexpr int kReduceMaxloc = -1;
+
+template <class T, int Op>
+PYSHMEM_HD T coll_combine(T a, T b) {
+  if constexpr (Op == kReduceMaxloc) return (b.x > a.x || (b.x == a.x && b.y < a.y)) ? b : a;
+  else return reduce_combine<T, Op>(a, b);
+}
+
 template <class T, int Op, Coop C>
 PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* source, size_t nelems) {
   coop_same_args<C>(call, static_cast<uint64_t>(team), PYSHMEM_U64(dest), PYSHMEM_U64(source), nelems);
@@ -180,7 +192,7 @@ PYSHMEM_HD void reduce_impl(const char* call, team_t team, T* dest, const T* sou
     const char* mine = base + i * sizeof(T);
     T acc = *reinterpret_cast<const T*>(mine + (member_pe(t, 0) - me) * stride);
     for (int j = 1; j < t.size; ++j)
-      acc = reduce_combine<T, Op>(acc, *reinterpret_cast<const T*>(mine + (member_pe(t, j) - me) * stride));
+      acc = coll_combine<T, Op>(acc, *reinterpret_cast<const T*>(mine + (member_pe(t, j) - me) * stride));
     dest[i] = acc;  // in place, this overwrites source[i] after this thread's own read of it
   }
   coll_sync<C>(call, team);
@@ -217,7 +229,7 @@ PYSHMEM_HD void reducescatter_impl(const char* call, team_t team, T* dest, const
     const char* mine = base + i * sizeof(T);
     T acc = *reinterpret_cast<const T*>(mine + (member_pe(t, 0) - me) * stride);
     for (int j = 1; j < t.size; ++j)
-      acc = reduce_combine<T, Op>(acc, *reinterpret_cast<const T*>(mine + (member_pe(t, j) - me) * stride));
+      acc = coll_combine<T, Op>(acc, *reinterpret_cast<const T*>(mine + (member_pe(t, j) - me) * stride));
     dest[i] = acc;
   }
   coll_sync<C>(call, team);
