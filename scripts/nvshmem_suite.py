@@ -77,7 +77,7 @@ class Program:
         self.mpi = mpi  # built with MPI and run under mpirun
         self.cubin = False
         self.build = None  # (ok, seconds, output)
-        self.runs = []  # (label, npes, ok, seconds, output, command)
+        self.runs = []  # (label, npes, ok, seconds, output, command, cubin variant?)
 
     @property
     def label(self):
@@ -272,7 +272,7 @@ def run_all(programs, out, opts):
                     env = dict(os.environ, **extra)
                     rc, secs, text = run(cmd, cwd=exe.parent, env=env, timeout=opts.timeout + 30)
                     label = f"{args}{mode}".strip()
-                    p.runs.append((label, n, rc == 0, secs, text, shlex.join(cmd)))
+                    p.runs.append((label, n, rc == 0, secs, text, shlex.join(cmd), mode == CUBIN))
                     if opts.verbose:
                         print(f"  ran {p.label} on {n} PEs{' ' + label if label else ''}: "
                               f"{'ok' if rc == 0 else f'FAILED (exit {rc})'} ({secs:.1f} s)", flush=True)
@@ -301,22 +301,23 @@ def report(programs, tree, out, opts, seconds):
             elif opts.build_only:
                 verdict, detail = "built", ""
             else:
-                plain = [r for r in p.runs if not r[0].endswith(CUBIN)]
+                plain = [r for r in p.runs if not r[6]]
                 bad = [r for r in plain if not r[2]]
                 verdict = "pass" if plain and not bad else "run"
-                detail = "; ".join(f"on {r[1]} PEs {r[0]}: {first_error(r[4])}" for r in bad[:2])
-                cubin_runs = [r for r in p.runs if r[0].endswith(CUBIN)]
+                detail = "; ".join(f"on {r[1]} PEs{' ' + r[0] if r[0] else ''}: {first_error(r[4])}"
+                                   for r in bad[:2])
+                cubin_runs = [r for r in p.runs if r[6]]
                 if cubin_runs:
                     cubins += 1
                     cubin_bad = [r for r in cubin_runs if not r[2]]
                     if cubin_bad:
                         cubin_failures.append(f"{p.label}: on {cubin_bad[0][1]} PEs: {first_error(cubin_bad[0][4])}")
             passed += verdict in ("pass", "built")
-            runs = ", ".join(f"{r[1]}{'c' if r[0].endswith(CUBIN) else ''}:{'ok' if r[2] else 'FAIL'}({r[3]:.0f}s)"
+            runs = ", ".join(f"{r[1]}{'c' if r[6] else ''}:{'ok' if r[2] else 'FAIL'}({r[3]:.0f}s)"
                              for r in p.runs)
             rows.append((p.label, verdict, f"{build_s:.1f}", runs, detail))
             f.write(f"==== {p.label}: {verdict}\n--- build ({build_s:.1f} s)\n{build_text}\n")
-            for label, n, ok, secs, text, cmd in p.runs:
+            for label, n, ok, secs, text, cmd, _ in p.runs:
                 f.write(f"--- {cmd} ({'ok' if ok else 'FAILED'}, {secs:.1f} s)\n{text}\n")
     width = max(len(r[0]) for r in rows) if rows else 10
     print(f"NVSHMEM tree: {tree} ({tree_version(tree)})")
