@@ -14,6 +14,7 @@ records them with the machine).
 
 import argparse
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,6 +42,9 @@ def measure(src, flags, repeats, gpu):
         pre, _, comp = show[0], show[1], show[2]
         pre_cmd, comp_cmd = shlex.split(pre), shlex.split(comp)
         ii, cpp = pre_cmd[pre_cmd.index("-o") + 1], comp_cmd[comp_cmd.index("-c") + 1]
+        # --show names the wrapper's scratch folder, which it removed on exit: this run's own.
+        scratch = Path(ii).parent
+        scratch.mkdir(parents=True, exist_ok=True)
         rows = {"preprocess": [], "rewrite": [], "compile (PCH)": [], "total pyshmem-nvcc": [],
                 "same TU, no PCH": [], "nvcc --gpu -c": []}
         no_pch = list(comp_cmd)
@@ -57,6 +61,7 @@ def measure(src, flags, repeats, gpu):
             if gpu:
                 rows["nvcc --gpu -c"].append(timed([sys.executable, "-m", "pyshmem.nvcc", "--gpu", "-c", str(src),
                                                     "-o", obj, "-arch=sm_90", *flags]))
+        shutil.rmtree(scratch, ignore_errors=True)
         return {k: statistics.median(v) for k, v in rows.items() if v}
 
 
